@@ -1,0 +1,128 @@
+"""One settings object with the paper's defaults.
+
+Precedence, lowest first: the defaults below, a TOML file (``ftamem.toml`` in the working
+directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
+top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``), then explicit overrides
+(command-line options, the app's sidebar).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+# Named embedded models: the GGUF files shipped as byte chunks on PyPI (see modelfiles.py).
+EMBEDDED_MODELS = ("qwen2.5-1.5b", "qwen2.5-0.5b")
+
+
+class LLMConfig(BaseModel):
+    """How to reach the language model; one object for every stage."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["embedded", "openai", "scripted"] = "embedded"
+    # For `embedded`: a name from EMBEDDED_MODELS or a path to a GGUF file.
+    # For `openai`: the model name the server knows (e.g. Qwen/Qwen3-8B).
+    model: str = "qwen2.5-1.5b"
+    base_url: str | None = None
+    api_key: str = "EMPTY"
+    # How structured output is asked for over the OpenAI API: vLLM takes
+    # response_format json_schema; llama.cpp's server takes json_object + schema.
+    # `auto` asks the server's /models who owns the model.
+    dialect: Literal["auto", "json_schema", "json_object"] = "auto"
+    # Qwen3 thinks by default; structured stages want the answer only.
+    disable_thinking: bool = True
+    max_retries: int = 2  # extra attempts after invalid or truncated output
+    connect_retries: int = 3  # attempts when the server cannot be reached
+    max_tokens: int = 1024
+    timeout: float = 600.0
+    seed: int = 0
+    n_ctx: int = 8192
+    n_threads: int | None = None  # None: llama.cpp picks (all cores)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    db_path: str = "memory.db"
+    # Boundary-preserving Window Segmentation (Algorithm 1)
+    window_size: int = Field(20, ge=2)  # W
+    min_forward_step: int = Field(1, ge=1)
+    segmentation: Literal["bws", "fixed", "session", "pair"] = "bws"
+    # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
+    tau: float = 0.35
+    lam: float = Field(0.8, ge=0.0, le=1.0)
+    top_k: int = Field(10, ge=1)  # ES-MemEval (paper's later analyses)
+    top_k_locomo: int = Field(25, ge=1)  # LoCoMo
+    link_expansion: int = Field(1, ge=0)  # B: linked neighbours per retrieved unit
+    # Linking: candidate neighbours by embedding similarity before the classifier call
+    link_candidates: int = Field(5, ge=0)
+    link_threshold: float = 0.5
+    # Temperatures (paper: construction 0.7, answers 0)
+    construction_temperature: float = 0.7
+    answer_temperature: float = 0.0
+    # Loaders
+    max_turn_chars: int = Field(100_000, ge=1)
+    # Models
+    model_dir: str = str(PROJECT_ROOT / ".cache" / "models")
+    embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2
+    embedding_batch_size: int = 64
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+
+    def with_overrides(self, **changes: Any) -> "Settings":
+        """A copy with top-level changes; ``llm`` may be a dict of LLM field changes."""
+        data = self.model_dump()
+        llm_changes = changes.pop("llm", None) or {}
+        data.update({k: v for k, v in changes.items() if v is not None})
+        data["llm"].update({k: v for k, v in llm_changes.items() if v is not None})
+        return Settings.model_validate(data)
+
+
+def _env_value(raw: str) -> Any:
+    # Pydantic coerces the string; "none" or "" leaves the field at its default.
+    return None if raw.strip().lower() in ("", "none", "null") else raw
+
+
+def _from_env(environ: dict[str, str]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    llm: dict[str, Any] = {}
+    for name in Settings.model_fields:
+        if name == "llm":
+            continue
+        key = f"FTAMEM_{name.upper()}"
+        if key in environ:
+            data[name] = _env_value(environ[key])
+    for name in LLMConfig.model_fields:
+        key = f"FTAMEM_LLM_{name.upper()}"
+        if key in environ:
+            llm[name] = _env_value(environ[key])
+    if llm:
+        data["llm"] = llm
+    return data
+
+
+def load_settings(
+    config_file: str | os.PathLike | None = None,
+    environ: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Settings:
+    """Defaults, then the TOML file, then the environment, then ``overrides``."""
+    environ = dict(os.environ if environ is None else environ)
+    data: dict[str, Any] = {}
+    path = config_file or environ.get("FTAMEM_CONFIG")
+    if path is None and Path("ftamem.toml").is_file():
+        path = "ftamem.toml"
+    if path is not None:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    env = _from_env(environ)
+    llm = {**data.get("llm", {}), **env.pop("llm", {})}
+    data.update({k: v for k, v in env.items() if v is not None})
+    data["llm"] = {k: v for k, v in llm.items() if v is not None}
+    return Settings.model_validate(data).with_overrides(**overrides)

@@ -1,0 +1,294 @@
+"""LLM backends behind one interface: structured calls (messages + JSON schema -> validated
+pydantic object) and text calls, each recorded as a CallRecord.
+
+Backends:
+- ``embedded``: llama-cpp in this process (the default), guarded by a lock per model;
+- ``openai``: any OpenAI-compatible server (vLLM, llama.cpp's server);
+- ``scripted``: replies given in advance, for tests and demos.
+
+Every structured call is constrained by the response model's JSON schema (enums included);
+invalid or truncated output is retried ``max_retries`` times, then fails naming the stage.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .config import LLMConfig
+from .models import CallRecord
+
+T = TypeVar("T", bound=BaseModel)
+Messages = list[dict[str, str]]
+Recorder = Callable[[CallRecord], Any]
+
+
+class LLMError(Exception):
+    """A call that failed for good; the message starts with the stage."""
+
+
+class LLMUnavailable(LLMError):
+    """The backend could not be reached (after retries); the work can resume later."""
+
+
+@dataclass
+class Completion:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+def json_schema(model: type[BaseModel]) -> dict:
+    """The model's JSON schema with every $ref inlined (grammar builders handle that best)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(defs[node["$ref"].split("/")[-1]])
+            return {k: inline(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    return inline(schema)
+
+
+class LLM(ABC):
+    backend = "abstract"
+
+    def __init__(self, config: LLMConfig, recorder: Recorder | None = None):
+        self.config = config
+        self.recorder = recorder
+
+    @property
+    def model_name(self) -> str:
+        return self.config.model
+
+    @abstractmethod
+    def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
+                  schema: dict | None, schema_name: str) -> Completion:
+        """One raw completion; raises LLMUnavailable when the backend cannot be reached."""
+
+    def structured(self, stage: str, messages: Messages, response_model: type[T], *,
+                   temperature: float = 0.0, max_tokens: int | None = None,
+                   case_id: str | None = None) -> tuple[T, CallRecord]:
+        schema = json_schema(response_model)
+        record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name, attempts=0)
+        started = time.perf_counter()
+        problem = ""
+        try:
+            for _ in range(1 + max(0, self.config.max_retries)):
+                record.attempts += 1
+                out = self._complete(stage, messages, temperature, max_tokens or self.config.max_tokens,
+                                     schema, response_model.__name__)
+                record.prompt_tokens += out.prompt_tokens
+                record.completion_tokens += out.completion_tokens
+                if out.finish_reason == "length":
+                    problem = f"output truncated at {max_tokens or self.config.max_tokens} tokens"
+                    continue
+                try:
+                    value = response_model.model_validate_json(out.text)
+                except ValidationError as e:
+                    problem = f"output does not match the schema: {_first_error(e)}"
+                    continue
+                record.seconds = time.perf_counter() - started
+                self._record(record)
+                return value, record
+            raise LLMError(f"{stage}: no valid output after {record.attempts} attempt(s); last: {problem}")
+        except LLMError as e:
+            record.ok, record.error = False, str(e)
+            record.seconds = time.perf_counter() - started
+            self._record(record)
+            raise
+
+    def text(self, stage: str, messages: Messages, *, temperature: float = 0.0,
+             max_tokens: int | None = None, case_id: str | None = None) -> tuple[str, CallRecord]:
+        record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name)
+        started = time.perf_counter()
+        try:
+            out = self._complete(stage, messages, temperature, max_tokens or self.config.max_tokens, None, "")
+        except LLMError as e:
+            record.ok, record.error, record.seconds = False, str(e), time.perf_counter() - started
+            self._record(record)
+            raise
+        record.prompt_tokens, record.completion_tokens = out.prompt_tokens, out.completion_tokens
+        record.seconds = time.perf_counter() - started
+        if out.finish_reason == "length":
+            record.error = "truncated"
+        self._record(record)
+        return out.text, record
+
+    def _record(self, record: CallRecord) -> None:
+        if self.recorder is not None:
+            self.recorder(record)
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "output"
+    return f"{where}: {err.get('msg', '')}"
+
+
+# Embedded (llama-cpp in process) ---------------------------------------------------------
+
+_LOADED: dict[tuple, tuple[Any, threading.Lock]] = {}
+_LOADING = threading.Lock()
+
+
+def _llama(path: Path, config: LLMConfig) -> tuple[Any, threading.Lock]:
+    """Load a GGUF model once per process; its lock serialises calls (llama.cpp is not reentrant)."""
+    key = (str(path), config.n_ctx, config.n_threads)
+    with _LOADING:
+        if key not in _LOADED:
+            from llama_cpp import Llama
+
+            model = Llama(model_path=str(path), n_ctx=config.n_ctx, n_threads=config.n_threads,
+                          seed=config.seed, verbose=False)
+            _LOADED[key] = (model, threading.Lock())
+        return _LOADED[key]
+
+
+class EmbeddedLLM(LLM):
+    backend = "embedded"
+
+    def __init__(self, config: LLMConfig, model_path: Path, recorder: Recorder | None = None):
+        super().__init__(config, recorder)
+        self.model_path = Path(model_path)
+
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+        model, lock = _llama(self.model_path, self.config)
+        kwargs: dict[str, Any] = {}
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        with lock:
+            try:
+                out = model.create_chat_completion(
+                    messages=messages, temperature=temperature, max_tokens=max_tokens, seed=self.config.seed, **kwargs
+                )
+            except ValueError as e:  # e.g. the prompt does not fit the context window
+                raise LLMError(f"{stage}: {e}") from None
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),
+                          usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+
+
+# OpenAI-compatible servers -----------------------------------------------------------------
+
+
+class OpenAICompatLLM(LLM):
+    backend = "openai"
+
+    def __init__(self, config: LLMConfig, recorder: Recorder | None = None):
+        super().__init__(config, recorder)
+        if not config.base_url:
+            raise LLMError("config: the openai backend needs a base_url (e.g. http://127.0.0.1:8000/v1)")
+        from openai import OpenAI
+
+        self.client = OpenAI(base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0)
+        self._dialect: str | None = None if config.dialect == "auto" else config.dialect
+
+    @property
+    def dialect(self) -> str:
+        """json_schema for vLLM (and OpenAI), json_object + schema for llama.cpp's server."""
+        if self._dialect is None:
+            try:
+                owners = {m.owned_by for m in self.client.models.list().data}
+            except Exception:
+                owners = set()
+            self._dialect = "json_schema" if "vllm" in owners or not owners else "json_object"
+        return self._dialect
+
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+        import openai
+
+        kwargs: dict[str, Any] = {}
+        if schema is not None:
+            if self.dialect == "json_schema":
+                kwargs["response_format"] = {
+                    "type": "json_schema", "json_schema": {"name": schema_name or "reply", "schema": schema},
+                }
+            else:
+                kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        if self.dialect == "json_schema" and self.config.disable_thinking:
+            kwargs["extra_body"] = {"chat_template_kwargs": {"enable_thinking": False}}
+        delay = 1.0
+        for attempt in range(max(1, self.config.connect_retries)):
+            try:
+                out = self.client.chat.completions.create(
+                    model=self.config.model, messages=messages, temperature=temperature,
+                    max_tokens=max_tokens, seed=self.config.seed, **kwargs,
+                )
+                break
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError) as e:
+                if attempt + 1 >= max(1, self.config.connect_retries):
+                    raise LLMUnavailable(f"{stage}: cannot reach {self.config.base_url} ({e.__class__.__name__}: {e})") from None
+                time.sleep(delay)
+                delay *= 2
+            except openai.APIStatusError as e:
+                raise LLMError(f"{stage}: the server refused the request ({e.status_code}: {_brief(e)})") from None
+        choice = out.choices[0]
+        usage = out.usage
+        return Completion(choice.message.content or "", choice.finish_reason,
+                          getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+
+
+def _brief(e: Exception) -> str:
+    text = str(getattr(e, "message", "") or e)
+    return text if len(text) < 300 else text[:300] + "…"
+
+
+# Scripted (tests, demos) -------------------------------------------------------------------
+
+
+class ScriptedLLM(LLM):
+    """Replies from a script: strings, dicts (sent as JSON) or callables(stage, messages) -> either.
+
+    A reply of ``("length", text)`` is reported as truncated. Every prompt it received is kept in
+    ``self.prompts`` as (stage, messages).
+    """
+
+    backend = "scripted"
+
+    def __init__(self, replies: Iterable[Any] = (), config: LLMConfig | None = None,
+                 recorder: Recorder | None = None):
+        super().__init__(config or LLMConfig(backend="scripted", model="scripted"), recorder)
+        self.replies = list(replies)
+        self.prompts: list[tuple[str, Messages]] = []
+
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+        self.prompts.append((stage, messages))
+        if not self.replies:
+            raise LLMError(f"{stage}: the script has no reply left")
+        reply = self.replies.pop(0)
+        if callable(reply):
+            reply = reply(stage, messages)
+        finish = "stop"
+        if isinstance(reply, tuple):
+            finish, reply = reply
+        if isinstance(reply, Exception):
+            raise reply
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt_tokens = sum(len(m["content"].split()) for m in messages)
+        return Completion(text, finish, prompt_tokens, len(text.split()))
+
+
+def make_llm(config: LLMConfig, model_dir: str | Path, recorder: Recorder | None = None) -> LLM:
+    """The backend the config names; an embedded model is joined from its packages if needed."""
+    if config.backend == "openai":
+        return OpenAICompatLLM(config, recorder)
+    if config.backend == "scripted":
+        return ScriptedLLM(config=config, recorder=recorder)
+    from .modelfiles import resolve_model
+
+    return EmbeddedLLM(config, resolve_model(config.model, model_dir), recorder)

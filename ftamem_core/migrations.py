@@ -1,0 +1,189 @@
+"""Schema migrations, applied in order and recorded in the ``_migrations`` table.
+
+Never edit a migration that has shipped: add a new one. Every per-case table references
+``cases`` with ON DELETE CASCADE so that deleting a case removes all of its rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Callable
+
+MIGRATIONS: list[tuple[str, str]] = []
+
+
+def migration(name: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
+    def register(fn: Callable[[], str]) -> Callable[[], str]:
+        MIGRATIONS.append((name, fn()))
+        return fn
+
+    return register
+
+
+@migration("0001_initial")
+def _initial() -> str:
+    return """
+    CREATE TABLE cases (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL DEFAULT '',
+        source_format TEXT NOT NULL DEFAULT '',
+        source_file TEXT NOT NULL DEFAULT '',
+        profile TEXT NOT NULL DEFAULT '{}',
+        created_at TEXT NOT NULL,
+        last_build_at TEXT
+    );
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        source_id TEXT NOT NULL DEFAULT '',
+        time TEXT,
+        time_text TEXT NOT NULL DEFAULT '',
+        meta TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (case_id, idx)
+    );
+    CREATE TABLE turns (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        role TEXT NOT NULL,
+        speaker TEXT NOT NULL DEFAULT '',
+        timestamp TEXT,
+        text TEXT NOT NULL,
+        original_id TEXT NOT NULL DEFAULT '',
+        UNIQUE (case_id, idx)
+    );
+    CREATE INDEX turns_session ON turns(session_id, idx);
+    CREATE TABLE questions (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        qid TEXT NOT NULL DEFAULT '',
+        question TEXT NOT NULL,
+        answer TEXT,
+        category TEXT NOT NULL DEFAULT '',
+        evidence TEXT NOT NULL DEFAULT '[]',
+        meta TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX questions_case ON questions(case_id);
+    CREATE TABLE segments (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        trigger TEXT NOT NULL,
+        provisional INTEGER NOT NULL DEFAULT 0,
+        method TEXT NOT NULL DEFAULT 'bws'
+    );
+    CREATE INDEX segments_session ON segments(session_id, start);
+    CREATE TABLE units (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        session_id INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
+        fact_text TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        content_type TEXT NOT NULL,
+        participants TEXT NOT NULL DEFAULT '[]',
+        dialogue_time TEXT,
+        event_time TEXT NOT NULL DEFAULT 'unknown',
+        event_time_expression TEXT NOT NULL DEFAULT '',
+        time_orientation TEXT NOT NULL DEFAULT 'unknown',
+        completion TEXT NOT NULL DEFAULT 'unknown',
+        emotion_or_state TEXT NOT NULL DEFAULT 'unknown',
+        intention_or_plan TEXT NOT NULL DEFAULT 'unknown',
+        relation_cues TEXT NOT NULL DEFAULT 'unknown',
+        evidence_start INTEGER NOT NULL,
+        evidence_end INTEGER NOT NULL,
+        evidence_time TEXT,
+        construction_status TEXT NOT NULL DEFAULT 'final',
+        lifecycle_status TEXT NOT NULL DEFAULT 'unknown',
+        completeness TEXT NOT NULL DEFAULT 'unknown',
+        disputed INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX units_case ON units(case_id, construction_status);
+    -- The embedding of each retrievable unit: the FAISS index is rebuilt from here.
+    CREATE TABLE unit_vectors (
+        unit_id INTEGER PRIMARY KEY REFERENCES units(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        vector BLOB NOT NULL
+    );
+    CREATE INDEX unit_vectors_case ON unit_vectors(case_id);
+    CREATE TABLE links (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        source INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        target INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        relation TEXT NOT NULL,
+        confidence TEXT NOT NULL DEFAULT 'unknown',
+        time TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (source, target, relation)
+    );
+    CREATE INDEX links_case ON links(case_id);
+    CREATE INDEX links_target ON links(target);
+    CREATE TABLE semantic_memory (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        source_unit_ids TEXT NOT NULL DEFAULT '[]',
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE support_memory (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        strategy TEXT NOT NULL,
+        outcome TEXT NOT NULL DEFAULT 'unknown',
+        text TEXT NOT NULL DEFAULT '',
+        source_unit_ids TEXT NOT NULL DEFAULT '[]',
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE llm_calls (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT REFERENCES cases(id) ON DELETE CASCADE,
+        stage TEXT NOT NULL,
+        backend TEXT NOT NULL,
+        model TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        completion_tokens INTEGER NOT NULL DEFAULT 0,
+        seconds REAL NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        ok INTEGER NOT NULL DEFAULT 1,
+        error TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX llm_calls_case ON llm_calls(case_id, stage);
+    """
+
+
+def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
+    """Apply the migrations not yet recorded; return their names. Each runs in one transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    applied = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        # executescript would commit on its own; run statement by statement inside BEGIN.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(sql):
+                conn.execute(statement)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, now))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+def _statements(sql: str) -> list[str]:
+    lines = [line for line in sql.splitlines() if not line.strip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

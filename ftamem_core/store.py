@@ -1,0 +1,503 @@
+"""The store: SQLite through sqlite-utils (source of truth) plus one FAISS index per case.
+
+Every multi-row write happens in one explicit transaction (``Store.transaction``). Writes use
+plain SQL on the connection because sqlite-utils' write helpers commit on their own, which would
+end an enclosing transaction early; reads use sqlite-utils.
+
+Cases are isolated: every read and write names its case.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Literal
+
+import numpy as np
+import sqlite_utils
+
+from .migrations import apply_migrations
+from .models import (
+    AffectAnchor,
+    CallRecord,
+    Case,
+    CaseDocument,
+    Evidence,
+    FactAnchor,
+    FTAUnit,
+    Link,
+    Question,
+    Segment,
+    SemanticEntry,
+    Session,
+    SessionDocument,
+    SupportEntry,
+    TimeAnchor,
+    Turn,
+    utcnow,
+)
+from .vectors import DIM, CaseIndex, VectorStore, normalise
+
+OnExists = Literal["refuse", "replace", "skip"]
+
+
+class StoreError(Exception):
+    """A write the store refuses; the message says why. Nothing was written."""
+
+
+class CaseExists(StoreError):
+    pass
+
+
+class NotFound(StoreError):
+    pass
+
+
+class VersionConflict(StoreError):
+    """The record changed since it was read (another tab or process wrote it)."""
+
+
+class Store:
+    def __init__(self, path: str | Path = ":memory:", dim: int = DIM):
+        self.path = str(path)
+        in_memory = self.path == ":memory:"
+        if not in_memory:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves.
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute("PRAGMA busy_timeout = 10000")
+        if not in_memory:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+        self.db = sqlite_utils.Database(self.conn)
+        self._lock = threading.RLock()
+        self.applied_migrations = apply_migrations(self.conn, utcnow())
+        folder = None if in_memory else Path(self.path).with_suffix(".faiss")
+        self.vectors = VectorStore(folder, dim)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write; nested calls join the outer transaction."""
+        with self._lock:
+            if self.conn.in_transaction:
+                yield self.conn
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def migrations(self) -> list[str]:
+        return [r["name"] for r in self.db["_migrations"].rows_where(order_by="name")]
+
+    def _rows(self, sql: str, params: tuple | dict = ()) -> list[dict]:
+        with self._lock:
+            return list(self.db.query(sql, params))
+
+    # Cases, sessions, turns -------------------------------------------------------------
+
+    def case_exists(self, case_id: str) -> bool:
+        return bool(self._rows("SELECT 1 FROM cases WHERE id = ?", (case_id,)))
+
+    def get_case(self, case_id: str) -> Case:
+        rows = self._rows("SELECT * FROM cases WHERE id = ?", (case_id,))
+        if not rows:
+            raise NotFound(f"no case {case_id!r}")
+        row = rows[0]
+        row.pop("last_build_at")
+        row["profile"] = json.loads(row["profile"])
+        return Case(**row)
+
+    def list_cases(self) -> list[dict]:
+        """Every case with its counts, in id order."""
+        return self._rows(
+            """
+            SELECT c.id, c.name, c.source_format, c.created_at, c.last_build_at,
+              (SELECT count(*) FROM sessions s WHERE s.case_id = c.id) AS sessions,
+              (SELECT count(*) FROM turns t WHERE t.case_id = c.id) AS turns,
+              (SELECT count(*) FROM units u WHERE u.case_id = c.id
+                 AND u.construction_status = 'final') AS units,
+              (SELECT count(*) FROM questions q WHERE q.case_id = c.id) AS questions
+            FROM cases c ORDER BY c.id
+            """
+        )
+
+    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse") -> dict[str, str]:
+        """Store whole cases in one transaction; returns {case id: "added"|"replaced"|"skipped"}.
+
+        With ``refuse`` an existing case stops the whole ingest and nothing is written.
+        """
+        ids = [d.case.id for d in docs]
+        dupes = {i for i in ids if ids.count(i) > 1}
+        if dupes:
+            raise StoreError(f"the file holds case id(s) {sorted(dupes)} more than once")
+        outcome: dict[str, str] = {}
+        with self.transaction():
+            for doc in docs:
+                exists = self.case_exists(doc.case.id)
+                if exists and on_exists == "refuse":
+                    raise CaseExists(
+                        f"case {doc.case.id!r} is already stored (replace it or skip it)"
+                    )
+                if exists and on_exists == "skip":
+                    outcome[doc.case.id] = "skipped"
+                    continue
+                if exists:
+                    self.conn.execute("DELETE FROM cases WHERE id = ?", (doc.case.id,))
+                self._insert_case(doc)
+                outcome[doc.case.id] = "replaced" if exists else "added"
+        for case_id, what in outcome.items():
+            if what == "replaced":
+                self.vectors.drop(case_id)
+        return outcome
+
+    def _insert_case(self, doc: CaseDocument) -> None:
+        c = doc.case
+        self.conn.execute(
+            "INSERT INTO cases (id, name, source_format, source_file, profile, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (c.id, c.name, c.source_format, c.source_file, json.dumps(c.profile), c.created_at),
+        )
+        for s in doc.sessions:
+            self._insert_session(c.id, s)
+        self.conn.executemany(
+            "INSERT INTO questions (case_id, qid, question, answer, category, evidence, meta)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (c.id, q.qid, q.question, q.answer, q.category, json.dumps(q.evidence), json.dumps(q.meta))
+                for q in doc.questions
+            ],
+        )
+
+    def _insert_session(self, case_id: str, doc: SessionDocument) -> Session:
+        """Append a session after the case's last one; its turns continue the global index."""
+        (next_session, next_turn), = self.conn.execute(
+            "SELECT (SELECT coalesce(max(idx) + 1, 0) FROM sessions WHERE case_id = ?),"
+            " (SELECT coalesce(max(idx) + 1, 0) FROM turns WHERE case_id = ?)",
+            (case_id, case_id),
+        )
+        s = doc.session
+        cur = self.conn.execute(
+            "INSERT INTO sessions (case_id, idx, source_id, time, time_text, meta) VALUES (?, ?, ?, ?, ?, ?)",
+            (case_id, next_session, s.source_id, s.time, s.time_text, json.dumps(s.meta)),
+        )
+        session_id = cur.lastrowid
+        self.conn.executemany(
+            "INSERT INTO turns (case_id, session_id, idx, role, speaker, timestamp, text, original_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (case_id, session_id, next_turn + i, t.role, t.speaker, t.timestamp or s.time, t.text, t.original_id)
+                for i, t in enumerate(doc.turns)
+            ],
+        )
+        return s.model_copy(update={"id": session_id, "case_id": case_id, "idx": next_session})
+
+    def append_session(self, case_id: str, doc: SessionDocument) -> Session:
+        if not doc.turns:
+            raise StoreError("a session needs at least one turn")
+        with self.transaction():
+            if not self.case_exists(case_id):
+                raise NotFound(f"no case {case_id!r}")
+            return self._insert_session(case_id, doc)
+
+    def delete_case(self, case_id: str) -> None:
+        with self.transaction():
+            if not self.case_exists(case_id):
+                raise NotFound(f"no case {case_id!r}")
+            self.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
+        self.vectors.drop(case_id)
+
+    def sessions(self, case_id: str) -> list[Session]:
+        rows = self._rows("SELECT * FROM sessions WHERE case_id = ? ORDER BY idx", (case_id,))
+        for r in rows:
+            r["meta"] = json.loads(r["meta"])
+        return [Session(**r) for r in rows]
+
+    def session_turn_counts(self, case_id: str) -> dict[int, int]:
+        rows = self._rows(
+            "SELECT session_id, count(*) AS n FROM turns WHERE case_id = ? GROUP BY session_id", (case_id,)
+        )
+        return {r["session_id"]: r["n"] for r in rows}
+
+    def turns(
+        self,
+        case_id: str,
+        session_id: int | None = None,
+        start: int | None = None,
+        end: int | None = None,
+    ) -> list[Turn]:
+        """Turns of a case in order; optionally one session, optionally a global index range."""
+        sql, params = "SELECT * FROM turns WHERE case_id = ?", [case_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        if start is not None:
+            sql += " AND idx >= ?"
+            params.append(start)
+        if end is not None:
+            sql += " AND idx <= ?"
+            params.append(end)
+        return [Turn(**r) for r in self._rows(sql + " ORDER BY idx", tuple(params))]
+
+    def questions(self, case_id: str) -> list[Question]:
+        rows = self._rows("SELECT * FROM questions WHERE case_id = ? ORDER BY id", (case_id,))
+        for r in rows:
+            r["evidence"] = json.loads(r["evidence"])
+            r["meta"] = json.loads(r["meta"])
+        return [Question(**r) for r in rows]
+
+    # Segments ---------------------------------------------------------------------------
+
+    def add_segments(self, case_id: str, segments: list[Segment]) -> list[int]:
+        with self.transaction():
+            return [
+                self.conn.execute(
+                    'INSERT INTO segments (case_id, session_id, start, "end", trigger, provisional, method)'
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (case_id, s.session_id, s.start, s.end, s.trigger, int(s.provisional), s.method),
+                ).lastrowid
+                for s in segments
+            ]
+
+    def segments(self, case_id: str, session_id: int | None = None) -> list[Segment]:
+        sql, params = "SELECT * FROM segments WHERE case_id = ?", [case_id]
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        rows = self._rows(sql + " ORDER BY start, id", tuple(params))
+        return [Segment(**{**r, "provisional": bool(r["provisional"])}) for r in rows]
+
+    # Units and their vectors --------------------------------------------------------------
+
+    def add_units(self, case_id: str, units: list[FTAUnit], vectors: np.ndarray | None = None) -> list[int]:
+        """Store units (one transaction) and index the final ones.
+
+        ``vectors`` holds one row per final unit, in order; partial units are construction
+        context and get no vector.
+        """
+        final = [i for i, u in enumerate(units) if u.construction_status == "final"]
+        if vectors is not None:
+            vectors = normalise(vectors)
+            if len(vectors) != len(final):
+                raise StoreError(f"{len(final)} final units but {len(vectors)} vectors")
+        with self.transaction():
+            ids = [self.conn.execute(_UNIT_INSERT, _unit_params(case_id, u)).lastrowid for u in units]
+            if vectors is not None:
+                self.conn.executemany(
+                    "INSERT INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
+                    [(ids[i], case_id, vectors[n].tobytes()) for n, i in enumerate(final)],
+                )
+        if vectors is not None and final:
+            self.vectors.add(case_id, [ids[i] for i in final], vectors, self.vector_ids(case_id),
+                             lambda: self.stored_vectors(case_id))
+        return ids
+
+    def get_unit(self, case_id: str, unit_id: int) -> FTAUnit:
+        rows = self._rows("SELECT * FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
+        if not rows:
+            raise NotFound(f"no unit {unit_id} in case {case_id!r}")
+        return _unit_from_row(rows[0])
+
+    def units(self, case_id: str, construction_status: str | None = "final") -> list[FTAUnit]:
+        sql, params = "SELECT * FROM units WHERE case_id = ?", [case_id]
+        if construction_status is not None:
+            sql += " AND construction_status = ?"
+            params.append(construction_status)
+        return [_unit_from_row(r) for r in self._rows(sql + " ORDER BY id", tuple(params))]
+
+    def update_unit(self, unit: FTAUnit, vector: np.ndarray | None = None) -> FTAUnit:
+        """Write every field of ``unit`` if its ``version`` is still the stored one."""
+        if unit.id is None:
+            raise StoreError("a unit needs an id to be updated")
+        now = utcnow()
+        params = _unit_params(unit.case_id, unit.model_copy(update={"updated_at": now}))
+        with self.transaction():
+            values = dict(zip(_UNIT_COLUMNS, params))
+            cur = self.conn.execute(
+                _UNIT_UPDATE, (*(values[c] for c in _UNIT_SET), unit.id, unit.case_id, unit.version)
+            )
+            if cur.rowcount == 0:
+                if not self._rows("SELECT 1 FROM units WHERE id = ? AND case_id = ?", (unit.id, unit.case_id)):
+                    raise NotFound(f"no unit {unit.id} in case {unit.case_id!r}")
+                raise VersionConflict(f"unit {unit.id} was changed by someone else; reload it")
+            if vector is not None:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
+                    (unit.id, unit.case_id, normalise(vector)[0].tobytes()),
+                )
+        if vector is not None:
+            self.vectors.remove(unit.case_id, [unit.id])
+            self.vectors.add(unit.case_id, [unit.id], normalise(vector), self.vector_ids(unit.case_id),
+                             lambda: self.stored_vectors(unit.case_id))
+        return self.get_unit(unit.case_id, unit.id)
+
+    def delete_unit(self, case_id: str, unit_id: int) -> None:
+        with self.transaction():
+            cur = self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
+            if cur.rowcount == 0:
+                raise NotFound(f"no unit {unit_id} in case {case_id!r}")
+        self.vectors.remove(case_id, [unit_id])
+
+    def vector_ids(self, case_id: str) -> set[int]:
+        return {r["unit_id"] for r in self._rows("SELECT unit_id FROM unit_vectors WHERE case_id = ?", (case_id,))}
+
+    def stored_vectors(self, case_id: str) -> tuple[list[int], np.ndarray]:
+        rows = self._rows("SELECT unit_id, vector FROM unit_vectors WHERE case_id = ? ORDER BY unit_id", (case_id,))
+        if not rows:
+            return [], np.zeros((0, self.vectors.dim), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r["vector"] for r in rows), dtype=np.float32)
+        return [r["unit_id"] for r in rows], matrix.reshape(len(rows), self.vectors.dim)
+
+    def index(self, case_id: str) -> CaseIndex:
+        """The case's FAISS index, checked against (and if need be rebuilt from) SQLite."""
+        return self.vectors.get(case_id, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
+
+    # Links ------------------------------------------------------------------------------
+
+    def add_links(self, case_id: str, links: list[Link]) -> list[int]:
+        """Store links; a link must join two units of this case."""
+        with self.transaction():
+            ids = []
+            for link in links:
+                n = self.conn.execute(
+                    "SELECT count(*) FROM units WHERE case_id = ? AND id IN (?, ?)",
+                    (case_id, link.source, link.target),
+                ).fetchone()[0]
+                if link.source == link.target or n != 2:
+                    raise StoreError(f"link {link.source} -> {link.target} does not join two units of case {case_id!r}")
+                cur = self.conn.execute(
+                    "INSERT OR REPLACE INTO links (case_id, source, target, relation, confidence, time, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (case_id, link.source, link.target, link.relation, link.confidence, link.time, link.created_at),
+                )
+                ids.append(cur.lastrowid)
+            return ids
+
+    def links(self, case_id: str, unit_id: int | None = None) -> list[Link]:
+        """The case's links; with ``unit_id``, those touching it in either direction."""
+        sql, params = "SELECT * FROM links WHERE case_id = ?", [case_id]
+        if unit_id is not None:
+            sql += " AND (source = ? OR target = ?)"
+            params += [unit_id, unit_id]
+        return [Link(**r) for r in self._rows(sql + " ORDER BY id", tuple(params))]
+
+    def delete_link(self, case_id: str, link_id: int) -> None:
+        with self.transaction():
+            if self.conn.execute("DELETE FROM links WHERE case_id = ? AND id = ?", (case_id, link_id)).rowcount == 0:
+                raise NotFound(f"no link {link_id} in case {case_id!r}")
+
+    # Longitudinal memory ------------------------------------------------------------------
+
+    def add_semantic(self, case_id: str, entries: list[SemanticEntry]) -> list[int]:
+        with self.transaction():
+            return [
+                self.conn.execute(
+                    "INSERT INTO semantic_memory (case_id, kind, text, source_unit_ids, updated_at) VALUES (?, ?, ?, ?, ?)",
+                    (case_id, e.kind, e.text, json.dumps(e.source_unit_ids), e.updated_at),
+                ).lastrowid
+                for e in entries
+            ]
+
+    def semantic(self, case_id: str) -> list[SemanticEntry]:
+        rows = self._rows("SELECT * FROM semantic_memory WHERE case_id = ? ORDER BY id", (case_id,))
+        return [SemanticEntry(**{**r, "source_unit_ids": json.loads(r["source_unit_ids"])}) for r in rows]
+
+    def add_support(self, case_id: str, entries: list[SupportEntry]) -> list[int]:
+        with self.transaction():
+            return [
+                self.conn.execute(
+                    "INSERT INTO support_memory (case_id, strategy, outcome, text, source_unit_ids, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (case_id, e.strategy, e.outcome, e.text, json.dumps(e.source_unit_ids), e.updated_at),
+                ).lastrowid
+                for e in entries
+            ]
+
+    def support(self, case_id: str) -> list[SupportEntry]:
+        rows = self._rows("SELECT * FROM support_memory WHERE case_id = ? ORDER BY id", (case_id,))
+        return [SupportEntry(**{**r, "source_unit_ids": json.loads(r["source_unit_ids"])}) for r in rows]
+
+    # LLM call records ---------------------------------------------------------------------
+
+    def record_call(self, record: CallRecord) -> int:
+        data = record.model_dump(exclude={"id"})
+        data["ok"] = int(data["ok"])
+        cols = ", ".join(data)
+        with self.transaction():
+            return self.conn.execute(
+                f"INSERT INTO llm_calls ({cols}) VALUES ({', '.join('?' * len(data))})", tuple(data.values())
+            ).lastrowid
+
+    def calls(self, case_id: str | None = None) -> list[CallRecord]:
+        if case_id is None:
+            rows = self._rows("SELECT * FROM llm_calls ORDER BY id")
+        else:
+            rows = self._rows("SELECT * FROM llm_calls WHERE case_id = ? ORDER BY id", (case_id,))
+        return [CallRecord(**{**r, "ok": bool(r["ok"])}) for r in rows]
+
+
+_UNIT_COLUMNS = (
+    "case_id", "session_id", "fact_text", "summary", "content_type", "participants", "dialogue_time",
+    "event_time", "event_time_expression", "time_orientation", "completion", "emotion_or_state",
+    "intention_or_plan", "relation_cues", "evidence_start", "evidence_end", "evidence_time",
+    "construction_status", "lifecycle_status", "completeness", "disputed", "version", "created_at", "updated_at",
+)
+_UNIT_INSERT = f"INSERT INTO units ({', '.join(_UNIT_COLUMNS)}) VALUES ({', '.join('?' * len(_UNIT_COLUMNS))})"
+# Every column but case_id, matched on id, case and the version read; the version goes up by one.
+_UNIT_SET = [c for c in _UNIT_COLUMNS if c not in ("case_id", "version", "created_at")]
+_UNIT_UPDATE = (
+    "UPDATE units SET "
+    + ", ".join(f"{c} = ?" for c in _UNIT_SET)
+    + ", version = version + 1 WHERE id = ? AND case_id = ? AND version = ?"
+)
+
+
+def _unit_params(case_id: str, u: FTAUnit) -> tuple:
+    return (
+        case_id, u.evidence.session_id, u.fact.text, u.fact.summary, u.fact.content_type,
+        json.dumps(u.fact.participants), u.time.dialogue_time, u.time.event_time,
+        u.time.event_time_expression, u.time.time_orientation, u.time.completion,
+        u.affect.emotion_or_state, u.affect.intention_or_plan, u.affect.relation_cues,
+        u.evidence.start, u.evidence.end, u.evidence.dialogue_time, u.construction_status,
+        u.lifecycle_status, u.completeness, int(u.disputed), u.version, u.created_at, u.updated_at,
+    )
+
+
+def _unit_from_row(r: dict) -> FTAUnit:
+    return FTAUnit(
+        id=r["id"],
+        case_id=r["case_id"],
+        fact=FactAnchor(
+            text=r["fact_text"], summary=r["summary"], content_type=r["content_type"],
+            participants=json.loads(r["participants"]),
+        ),
+        time=TimeAnchor(
+            dialogue_time=r["dialogue_time"], event_time=r["event_time"],
+            event_time_expression=r["event_time_expression"], time_orientation=r["time_orientation"],
+            completion=r["completion"],
+        ),
+        affect=AffectAnchor(
+            emotion_or_state=r["emotion_or_state"], intention_or_plan=r["intention_or_plan"],
+            relation_cues=r["relation_cues"],
+        ),
+        evidence=Evidence(
+            session_id=r["session_id"], start=r["evidence_start"], end=r["evidence_end"],
+            dialogue_time=r["evidence_time"],
+        ),
+        construction_status=r["construction_status"],
+        lifecycle_status=r["lifecycle_status"],
+        completeness=r["completeness"],
+        disputed=bool(r["disputed"]),
+        version=r["version"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+    )

@@ -111,10 +111,11 @@ _TIME_FORMATS = (
 
 
 def parse_time(text: str | None) -> str | None:
-    """An ISO date or datetime for a time as written, or None when it cannot be read."""
+    """An ISO date, or datetime when the text gives a clock time; None when it cannot be read."""
     if not text or not str(text).strip():
         return None
     raw = " ".join(str(text).split())
+    has_clock = ":" in raw
     try:
         parsed = datetime.fromisoformat(raw)
     except ValueError:
@@ -122,14 +123,13 @@ def parse_time(text: str | None) -> str | None:
         for fmt in _TIME_FORMATS:
             try:
                 parsed = datetime.strptime(raw, fmt)
-                break
             except ValueError:
                 continue
+            has_clock = "%H" in fmt or "%I" in fmt
+            break
     if parsed is None:
         return None
-    if len(raw) <= 10 and parsed.hour == parsed.minute == 0 and ":" not in raw:
-        return parsed.date().isoformat()
-    return parsed.isoformat(timespec="minutes")
+    return parsed.isoformat(timespec="minutes") if has_clock else parsed.date().isoformat()
 
 
 ASSISTANT_NAMES = {"assistant", "supporter", "counselor", "counsellor", "therapist", "sys", "system", "bot", "helper"}

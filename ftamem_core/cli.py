@@ -1,0 +1,190 @@
+"""The ``ftamem`` command. Global options go before the command::
+
+    ftamem --db memory.db ingest dialogue.json
+    ftamem --json cases
+
+Every listing command prints JSON with ``--json``. Errors: one line on stderr, exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .config import Settings, load_settings
+from .loaders import FORMATS, LoadError
+from .modelfiles import ModelFileError
+from .store import Store, StoreError
+
+
+class CheckReply(BaseModel):
+    """The tiny structured reply check-llm asks for."""
+
+    model_config = ConfigDict(extra="forbid")
+    feeling: Literal["tired", "happy", "angry", "unknown"]
+    hours_of_sleep: int
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
+    p.add_argument("--db", help="SQLite database (default: setting db_path)")
+    p.add_argument("--config", help="TOML settings file")
+    p.add_argument("--llm", choices=["embedded", "openai"], help="LLM backend")
+    p.add_argument("--model", help="embedded model name or GGUF path, or the server's model name")
+    p.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        c = sub.add_parser(name, help=help, description=help)
+        c.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        return c
+
+    c = command("ingest", "load a dialogue file into the store")
+    c.add_argument("file")
+    c.add_argument("--format", choices=FORMATS, default="auto")
+    exists = c.add_mutually_exclusive_group()
+    exists.add_argument("--replace", action="store_true", help="replace cases already stored")
+    exists.add_argument("--skip-existing", action="store_true", help="leave cases already stored as they are")
+    c.add_argument("--case", action="append", dest="cases", metavar="ID", help="only this case (repeatable)")
+    command("cases", "list the cases")
+    c = command("sessions", "list a case's sessions")
+    c.add_argument("case")
+    c = command("turns", "list a case's turns")
+    c.add_argument("case")
+    c.add_argument("--session", help="session number (from 0) or the file's session id")
+    command("check-llm", "make one structured call and report backend, model and seconds")
+    return p
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    return load_settings(
+        config_file=args.config,
+        db_path=args.db,
+        llm={"backend": args.llm, "model": args.model, "base_url": args.base_url},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = settings_from(args)
+        out = COMMANDS[args.command](args, settings)
+    except (LoadError, StoreError, ModelFileError, OSError) as e:
+        return _fail(str(e))
+    except ValidationError as e:
+        return _fail(f"invalid settings: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}")
+    except Exception as e:  # LLM errors and anything unexpected: one readable line
+        from .llm import LLMError
+
+        if isinstance(e, LLMError):
+            return _fail(str(e))
+        return _fail(f"{e.__class__.__name__}: {e}")
+    if out is not None:
+        data, text = out
+        print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"ftamem: error: {message.splitlines()[0] if message else 'failed'}", file=sys.stderr)
+    return 1
+
+
+def _table(rows: list[dict], columns: list[str]) -> str:
+    if not rows:
+        return "(none)"
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _cell(value: Any, width: int = 100) -> str:
+    text = "" if value is None else " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _open(settings: Settings) -> Store:
+    return Store(settings.db_path)
+
+
+def cmd_ingest(args, settings: Settings):
+    from .ingest import ingest_file
+
+    on_exists = "replace" if args.replace else "skip" if args.skip_existing else "refuse"
+    store = _open(settings)
+    outcome = ingest_file(store, args.file, args.format, on_exists, args.cases, settings.max_turn_chars)
+    counts = {c["id"]: c for c in store.list_cases()}
+    data = [{"id": cid, "result": what, "sessions": counts[cid]["sessions"], "turns": counts[cid]["turns"],
+             "questions": counts[cid]["questions"]} for cid, what in outcome.items()]
+    return data, _table(data, ["id", "result", "sessions", "turns", "questions"])
+
+
+def cmd_cases(args, settings: Settings):
+    rows = _open(settings).list_cases()
+    return rows, _table(rows, ["id", "name", "source_format", "sessions", "turns", "units", "questions"])
+
+
+def _require_case(store: Store, case_id: str) -> None:
+    if not store.case_exists(case_id):
+        raise StoreError(f"no case {case_id!r} (see 'ftamem cases')")
+
+
+def cmd_sessions(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    counts = store.session_turn_counts(args.case)
+    rows = [{**s.model_dump(exclude={"meta", "case_id"}), "turns": counts.get(s.id, 0)} for s in store.sessions(args.case)]
+    return rows, _table(rows, ["idx", "source_id", "time", "time_text", "turns"])
+
+
+def cmd_turns(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    session_id = None
+    if args.session is not None:
+        sessions = store.sessions(args.case)
+        match = [s for s in sessions if s.source_id == args.session] or [
+            s for s in sessions if args.session.isdigit() and s.idx == int(args.session)]
+        if not match:
+            raise StoreError(f"case {args.case!r} has no session {args.session!r}")
+        session_id = match[0].id
+    rows = [t.model_dump(exclude={"case_id"}) for t in store.turns(args.case, session_id=session_id)]
+    return rows, _table(rows, ["idx", "original_id", "role", "speaker", "timestamp", "text"])
+
+
+def cmd_check_llm(args, settings: Settings):
+    from .llm import make_llm
+
+    started = time.perf_counter()
+    llm = make_llm(settings.llm, settings.model_dir)
+    reply, call = llm.structured(
+        "check",
+        [{"role": "system", "content": "Reply with JSON only."},
+         {"role": "user", "content": 'Maya said: "I only slept four hours, I am exhausted." '
+                                     "How does she feel and how many hours did she sleep?"}],
+        CheckReply, temperature=0.0, max_tokens=64,
+    )
+    data = {"backend": call.backend, "model": call.model, "seconds": round(time.perf_counter() - started, 2),
+            "call_seconds": round(call.seconds, 2), "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens, "reply": reply.model_dump()}
+    text = (f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
+            f"(call {data['call_seconds']} s, {call.prompt_tokens}+{call.completion_tokens} tokens)\n"
+            f"reply: {json.dumps(data['reply'])}")
+    return data, text
+
+
+COMMANDS = {
+    "ingest": cmd_ingest,
+    "cases": cmd_cases,
+    "sessions": cmd_sessions,
+    "turns": cmd_turns,
+    "check-llm": cmd_check_llm,
+}

@@ -1,0 +1,66 @@
+"""Cases: the stored cases with their counts; choose the active case; load a file or the sample."""
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+import ui
+from ftamem_core.ingest import ingest_file
+from ftamem_core.loaders import LoadError
+from ftamem_core.store import StoreError
+
+st.title("Cases")
+store = ui.active_store()
+cases = store.list_cases()
+
+if cases:
+    st.dataframe(cases, hide_index=True, column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions"])
+    ids = [c["id"] for c in cases]
+    current = ui.active_case()
+    choice = st.selectbox("Active case", ids, index=ids.index(current) if current in ids else 0)
+    st.session_state["case_id"] = choice
+else:
+    st.info("No cases yet. Load a dialogue file or the bundled sample case.")
+
+
+def ingest(path: str, on_exists: str) -> None:
+    try:
+        outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars)
+    except (LoadError, StoreError) as e:
+        st.error(str(e))
+        return
+    st.success(", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
+    if outcome:
+        st.session_state["case_id"] = next(iter(outcome))
+    st.rerun()
+
+
+col1, col2 = st.columns(2)
+with col1:
+    st.subheader("Load a file")
+    upload = st.file_uploader("LoCoMo, ES-MemEval, JSON/JSONL or text transcript",
+                              type=["json", "jsonl", "txt", "md"])
+    on_exists = st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True)
+    if upload is not None and st.button("Load file"):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / Path(upload.name).name
+            path.write_bytes(upload.getvalue())
+            ingest(str(path), on_exists)
+with col2:
+    st.subheader("Sample case")
+    st.write("A three-session counseling dialogue written for this project.")
+    if st.button("Load the sample case"):
+        ingest(ui.SAMPLE_CASE, "skip")
+
+case_id = ui.active_case()
+if case_id:
+    st.subheader(f"Sessions of {case_id}")
+    counts = store.session_turn_counts(case_id)
+    sessions = store.sessions(case_id)
+    st.dataframe([{"#": s.idx, "id": s.source_id, "time": s.time or s.time_text, "turns": counts.get(s.id, 0)}
+                  for s in sessions], hide_index=True)
+    pick = st.selectbox("Show turns of session", [s.idx for s in sessions])
+    session = sessions[pick]
+    st.dataframe([{"idx": t.idx, "role": t.role, "speaker": t.speaker, "text": t.text}
+                  for t in store.turns(case_id, session_id=session.id)], hide_index=True)

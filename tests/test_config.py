@@ -1,0 +1,39 @@
+import pytest
+from pydantic import ValidationError
+
+from ftamem_core.config import load_settings
+
+
+def test_paper_defaults():
+    s = load_settings(environ={})
+    assert (s.window_size, s.tau, s.lam, s.top_k, s.top_k_locomo, s.link_expansion) == (20, 0.35, 0.8, 10, 25, 1)
+    assert (s.construction_temperature, s.answer_temperature) == (0.7, 0.0)
+    assert s.llm.backend == "embedded" and s.llm.model == "qwen2.5-1.5b"
+
+
+def test_toml_then_environment_then_overrides(tmp_path):
+    toml = tmp_path / "ftamem.toml"
+    toml.write_text('window_size = 12\ntau = 0.5\n[llm]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    s = load_settings(toml, environ={})
+    assert (s.window_size, s.tau, s.llm.backend) == (12, 0.5, "openai")
+    s = load_settings(toml, environ={"FTAMEM_TAU": "0.4", "FTAMEM_LLM_MODEL": "Qwen/Qwen3-8B"})
+    assert (s.window_size, s.tau, s.llm.model) == (12, 0.4, "Qwen/Qwen3-8B")
+    s = load_settings(toml, environ={"FTAMEM_TAU": "0.4"}, tau=0.2, llm={"model": "x", "base_url": None})
+    assert s.tau == 0.2 and s.llm.model == "x" and s.llm.base_url == "http://127.0.0.1:9/v1"
+
+
+def test_config_file_from_environment(tmp_path):
+    toml = tmp_path / "other.toml"
+    toml.write_text("top_k = 7\n")
+    assert load_settings(environ={"FTAMEM_CONFIG": str(toml)}).top_k == 7
+
+
+def test_bad_values_are_refused(tmp_path):
+    with pytest.raises(ValidationError):
+        load_settings(environ={"FTAMEM_LAM": "1.5"})
+    with pytest.raises(ValidationError):
+        load_settings(environ={"FTAMEM_WINDOW_SIZE": "many"})
+    toml = tmp_path / "bad.toml"
+    toml.write_text("no_such_setting = 1\n")
+    with pytest.raises(ValidationError):
+        load_settings(toml, environ={})

@@ -1,0 +1,120 @@
+"""Structured calls against the real 0.5B model: in process and through llama_cpp.server."""
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from ftamem_core.config import LLMConfig
+from ftamem_core.llm import EmbeddedLLM, OpenAICompatLLM
+from ftamem_core.modelfiles import ensure_model
+
+from conftest import MODEL_DIR
+
+pytestmark = pytest.mark.model
+
+
+class Feeling(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    emotion: Literal["exhausted", "joyful", "angry", "unknown"]
+    hours_of_sleep: int
+    person: str
+
+
+MESSAGES = [
+    {"role": "system", "content": "You extract facts from dialogue. Reply with JSON only."},
+    {"role": "user", "content": 'Maya: "My coworker Omar says I look terrible. I slept four hours and I am '
+                                'completely exhausted." Give her emotion, her hours of sleep and the coworker\'s name.'},
+]
+
+
+@pytest.fixture(scope="module")
+def model_path():
+    return ensure_model("qwen2.5-0.5b", MODEL_DIR)
+
+
+def test_in_process_structured_call(model_path):
+    records = []
+    llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, recorder=records.append)
+    value, record = llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=64)
+    assert value.emotion in ("exhausted", "joyful", "angry", "unknown")
+    assert value.hours_of_sleep == 4
+    assert record.prompt_tokens > 20 and record.completion_tokens > 3 and record.seconds > 0
+    assert records == [record] and record.backend == "embedded"
+
+
+def test_in_process_model_is_shared_safely_between_threads(model_path):
+    llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path)
+    results, errors = [], []
+
+    def ask():
+        try:
+            results.append(llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=64)[0])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(results) == 3
+    assert len({r.model_dump_json() for r in results}) == 1  # same prompt, temperature 0, same answer
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(model_path):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "qwen-0.5b",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail("llama_cpp.server exited at start")
+        try:
+            urllib.request.urlopen(f"{url}/models", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("llama_cpp.server did not start within 120 s")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_openai_client_against_llama_cpp_server(llama_server):
+    records = []
+    llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b"),
+                          recorder=records.append)
+    assert llm.dialect == "json_object"  # detected: the server is not vLLM
+    value, record = llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=64)
+    assert value.hours_of_sleep == 4
+    assert record.backend == "openai" and record.prompt_tokens > 20 and records == [record]
+    text, _ = llm.text("answer", [{"role": "user", "content": "Say the word hello."}], max_tokens=8)
+    assert text.strip()
+
+
+def test_truncation_through_the_server_is_retried_then_reported(llama_server):
+    from ftamem_core.llm import LLMError
+
+    llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b", max_retries=1))
+    with pytest.raises(LLMError, match="^check: no valid output after 2 attempt"):
+        llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=3)

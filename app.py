@@ -12,8 +12,7 @@ page = st.navigation([
 
 with st.sidebar:
     s = ui.settings()
-    st.caption("Active case")
-    st.write(ui.active_case() or "none chosen")
+    ui.case_selector()
     st.caption("Backend")
     st.write(f"{s.llm.backend} · {s.llm.model}" + (f" · {s.llm.base_url}" if s.llm.base_url else ""))
     with st.expander("Settings in force"):

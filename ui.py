@@ -24,9 +24,34 @@ def active_store() -> Store:
     return store(settings().db_path)
 
 
+def choose_case(case_id: str) -> None:
+    """Make a case active from a page; the sidebar's selector picks it up on the next run."""
+    st.session_state["_next_case"] = case_id
+
+
+def case_selector() -> None:
+    """The sidebar's active-case selector (rendered before the page, so pages never set it directly)."""
+    ids = [c["id"] for c in active_store().list_cases()]
+    if "_next_case" in st.session_state:
+        st.session_state["case_id"] = st.session_state.pop("_next_case")
+    if st.session_state.get("case_id") not in ids:
+        st.session_state["case_id"] = ids[0] if ids else None
+    st.selectbox("Active case", ids, key="case_id", placeholder="no cases yet")
+
+
 def active_case() -> str | None:
     """The chosen case, if it still exists."""
     case_id = st.session_state.get("case_id")
     if case_id and active_store().case_exists(case_id):
         return case_id
     return None
+
+
+def flash(kind: str, message: str) -> None:
+    """A message from a callback, shown by the page on the run that follows."""
+    st.session_state.setdefault("_flash", []).append((kind, message))
+
+
+def show_flash() -> None:
+    for kind, message in st.session_state.pop("_flash", []):
+        getattr(st, kind)(message)

@@ -16,42 +16,46 @@ cases = store.list_cases()
 
 if cases:
     st.dataframe(cases, hide_index=True, column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions"])
-    ids = [c["id"] for c in cases]
-    current = ui.active_case()
-    choice = st.selectbox("Active case", ids, index=ids.index(current) if current in ids else 0)
-    st.session_state["case_id"] = choice
+    st.caption("Choose the active case in the sidebar.")
 else:
     st.info("No cases yet. Load a dialogue file or the bundled sample case.")
 
 
 def ingest(path: str, on_exists: str) -> None:
+    """Button callback: runs before the next script run, so the sidebar sees the new case."""
     try:
         outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars)
     except (LoadError, StoreError) as e:
-        st.error(str(e))
+        ui.flash("error", str(e))
         return
-    st.success(", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
+    ui.flash("success", ", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
     if outcome:
-        st.session_state["case_id"] = next(iter(outcome))
-    st.rerun()
+        ui.choose_case(next(iter(outcome)))
 
 
+def ingest_upload() -> None:
+    upload = st.session_state.get("upload")
+    if upload is None:
+        ui.flash("warning", "Choose a file first.")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(upload.name).name
+        path.write_bytes(upload.getvalue())
+        ingest(str(path), st.session_state.get("on_exists", "refuse"))
+
+
+ui.show_flash()
 col1, col2 = st.columns(2)
 with col1:
     st.subheader("Load a file")
-    upload = st.file_uploader("LoCoMo, ES-MemEval, JSON/JSONL or text transcript",
-                              type=["json", "jsonl", "txt", "md"])
-    on_exists = st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True)
-    if upload is not None and st.button("Load file"):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / Path(upload.name).name
-            path.write_bytes(upload.getvalue())
-            ingest(str(path), on_exists)
+    st.file_uploader("LoCoMo, ES-MemEval, JSON/JSONL or text transcript", type=["json", "jsonl", "txt", "md"],
+                     key="upload")
+    st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True, key="on_exists")
+    st.button("Load file", on_click=ingest_upload)
 with col2:
     st.subheader("Sample case")
     st.write("A three-session counseling dialogue written for this project.")
-    if st.button("Load the sample case"):
-        ingest(ui.SAMPLE_CASE, "skip")
+    st.button("Load the sample case", on_click=ingest, args=(ui.SAMPLE_CASE, "skip"))
 
 case_id = ui.active_case()
 if case_id:

@@ -1,0 +1,83 @@
+import pytest
+import streamlit as st
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from ftamem_core.ingest import ingest_file
+from ftamem_core.store import Store
+
+from conftest import ESMEMEVAL, ROOT
+
+
+class _NavigationPagesManager(PagesManager):
+    """AppTest re-detects the legacy pages/ folder before every run, so from the second run on it
+    executes the page file alone and skips app.py. The real server stops that at the first
+    st.navigation call; do the same here."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    db = tmp_path / "app.db"
+    monkeypatch.setenv("FTAMEM_DB_PATH", str(db))
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    yield AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), db
+    st.cache_resource.clear()
+
+
+def test_cases_page_on_an_empty_store(app):
+    at, _ = app
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Cases"
+    assert any("No cases yet" in i.value for i in at.info)
+
+
+def test_load_sample_case_in_one_click(app):
+    at, db = app
+    at.run()
+    next(b for b in at.button if b.label == "Load the sample case").click().run()
+    assert not at.exception
+    assert [c["id"] for c in Store(db).list_cases()] == ["sample-daniel"]
+    assert at.sidebar.selectbox[0].value == "sample-daniel"
+    assert at.subheader[-1].value == "Sessions of sample-daniel"
+
+
+def test_existing_cases_are_listed_and_chosen(app):
+    at, db = app
+    s = Store(db)
+    ingest_file(s, ESMEMEVAL)
+    s.close()
+    at.run()
+    assert not at.exception
+    assert at.sidebar.selectbox[0].options == ["sample-maya"]
+    assert at.sidebar.selectbox[0].value == "sample-maya"
+    assert at.subheader[-1].value == "Sessions of sample-maya"
+
+
+def test_uploaded_bad_file_shows_a_clear_error_and_writes_nothing(app):
+    at, db = app
+    at.run()
+    bad = b'{"id": "x", "sessions": [{"turns": [{"role": "user"}]}]}'
+    at.file_uploader[0].set_value(("broken.json", bad, "application/json")).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not at.exception
+    assert at.error[0].value == "broken.json: $.sessions[0].turns[0]: missing key 'text'"
+    assert Store(db).list_cases() == []
+
+
+def test_uploaded_transcript_is_loaded(app):
+    at, db = app
+    at.run()
+    text = b"# Case: typed\n## Session 2025-05-01\nAna: I started a new job.\nCounselor: How is it going?\n"
+    at.file_uploader[0].set_value(("typed.txt", text, "text/plain")).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not at.exception and at.success[0].value == "typed: added"
+    assert at.sidebar.selectbox[0].value == "typed"
+    assert Store(db).list_cases()[0]["turns"] == 2

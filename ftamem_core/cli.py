@@ -59,6 +59,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c.add_argument("--session", help="session number (from 0) or the file's session id")
     command("check-llm", "make one structured call and report backend, model and seconds")
+    c = command("build", "build a case's memory (resumes an unfinished build)")
+    c.add_argument("case")
+    c.add_argument("--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)")
+    c.add_argument("--window", type=int, help="window size W (default: setting window_size, 20)")
+    c.add_argument("--from-scratch", action="store_true", help="clear the case's memory and build it again")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c = command("units", "list a case's memory units")
+    c.add_argument("case")
+    c.add_argument("--partial", action="store_true", help="also the partial units left open at a session's end")
+    c = command("links", "list a case's temporal links")
+    c.add_argument("case")
+    c = command("memory", "show a case's user semantic and support-experience memory")
+    c.add_argument("case")
+    c = command("cost", "construction cost per stage (calls, tokens, seconds) and units per turn")
+    c.add_argument("case")
     return p
 
 
@@ -181,10 +196,76 @@ def cmd_check_llm(args, settings: Settings):
     return data, text
 
 
+def cmd_build(args, settings: Settings):
+    from .construction import Builder
+    from .embeddings import Embedder
+    from .llm import make_llm
+    from .progress import ProgressBar
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    bar = None if args.quiet else ProgressBar(store, args.case)
+    builder = Builder(store, llm, Embedder(settings.embedding_model, settings.embedding_batch_size), settings,
+                      progress=bar)
+    try:
+        report = builder.build(args.case, args.segmentation, args.window, args.from_scratch)
+    finally:
+        if bar:
+            bar.close()
+    data = {**report.__dict__, "cost": store.cost(args.case)}
+    text = (f"build {report.build_id} {report.status}: {report.sessions_built} session(s) built, "
+            f"{report.sessions_skipped} already done; {report.units} units, {report.partial_units} partial, "
+            f"{report.fusions} fusions, {report.links} links in {report.seconds:.1f} s")
+    return data, text
+
+
+def cmd_units(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    units = store.units(args.case, construction_status=None if args.partial else "final")
+    rows = [u.model_dump() for u in units]
+    flat = [{"id": u.id, "span": f"{u.evidence.start}-{u.evidence.end}", "type": u.fact.content_type,
+             "status": u.construction_status if u.construction_status == "partial" else u.time.completion,
+             "lifecycle": u.lifecycle_status, "event_time": u.time.event_time, "fact": u.fact.text} for u in units]
+    return rows, _table(flat, ["id", "span", "type", "status", "lifecycle", "event_time", "fact"])
+
+
+def cmd_links(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    rows = [link.model_dump() for link in store.links(args.case)]
+    return rows, _table(rows, ["id", "source", "relation", "target", "confidence", "time"])
+
+
+def cmd_memory(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    semantic = [e.model_dump() for e in store.semantic(args.case)]
+    support = [e.model_dump() for e in store.support(args.case)]
+    text = ("User semantic memory\n" + _table(semantic, ["id", "kind", "text", "source_unit_ids"])
+            + "\n\nSupport-experience memory\n" + _table(support, ["id", "strategy", "outcome", "text", "source_unit_ids"]))
+    return {"semantic": semantic, "support": support}, text
+
+
+def cmd_cost(args, settings: Settings):
+    store = _open(settings)
+    _require_case(store, args.case)
+    cost = store.cost(args.case)
+    text = _table(cost["stages"], ["stage", "calls", "attempts", "failed", "prompt_tokens", "completion_tokens", "seconds"])
+    totals = {k: v for k, v in cost.items() if k != "stages"}
+    return cost, text + "\n" + "  ".join(f"{k} {v}" for k, v in totals.items())
+
+
 COMMANDS = {
     "ingest": cmd_ingest,
     "cases": cmd_cases,
     "sessions": cmd_sessions,
     "turns": cmd_turns,
     "check-llm": cmd_check_llm,
+    "build": cmd_build,
+    "units": cmd_units,
+    "links": cmd_links,
+    "memory": cmd_memory,
+    "cost": cmd_cost,
 }

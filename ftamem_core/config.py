@@ -67,6 +67,7 @@ class Settings(BaseModel):
     # Temperatures (paper: construction 0.7, answers 0)
     construction_temperature: float = 0.7
     answer_temperature: float = 0.0
+    construction_max_tokens: int = 2048
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
     # Models

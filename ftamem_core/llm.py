@@ -16,6 +16,8 @@ import json
 import threading
 import time
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
@@ -33,9 +35,24 @@ Recorder = Callable[[CallRecord], Any]
 class LLMError(Exception):
     """A call that failed for good; the message starts with the stage."""
 
+    record: CallRecord | None = None
+
 
 class LLMUnavailable(LLMError):
     """The backend could not be reached (after retries); the work can resume later."""
+
+
+_CONTEXT: ContextVar[dict] = ContextVar("ftamem_llm_context", default={})
+
+
+@contextmanager
+def call_context(**fields: Any):
+    """Fields (case_id, build_id) stamped on every call record made inside the block."""
+    token = _CONTEXT.set({**_CONTEXT.get(), **fields})
+    try:
+        yield
+    finally:
+        _CONTEXT.reset(token)
 
 
 @dataclass
@@ -109,6 +126,7 @@ class LLM(ABC):
             record.ok, record.error = False, str(e)
             record.seconds = time.perf_counter() - started
             self._record(record)
+            e.record = record
             raise
 
     def text(self, stage: str, messages: Messages, *, temperature: float = 0.0,
@@ -120,6 +138,7 @@ class LLM(ABC):
         except LLMError as e:
             record.ok, record.error, record.seconds = False, str(e), time.perf_counter() - started
             self._record(record)
+            e.record = record
             raise
         record.prompt_tokens, record.completion_tokens = out.prompt_tokens, out.completion_tokens
         record.seconds = time.perf_counter() - started
@@ -129,6 +148,9 @@ class LLM(ABC):
         return out.text, record
 
     def _record(self, record: CallRecord) -> None:
+        for name, value in _CONTEXT.get().items():
+            if getattr(record, name, None) is None:
+                setattr(record, name, value)
         if self.recorder is not None:
             self.recorder(record)
 

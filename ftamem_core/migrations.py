@@ -160,6 +160,36 @@ def _initial() -> str:
     """
 
 
+@migration("0002_builds")
+def _builds() -> str:
+    return """
+    CREATE TABLE builds (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        segmentation TEXT NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}',
+        backend TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL DEFAULT 'running',
+        error TEXT NOT NULL DEFAULT '',
+        started_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE INDEX builds_case ON builds(case_id);
+    -- A session is in this table once all of its memory is written (the resume point).
+    CREATE TABLE build_sessions (
+        session_id INTEGER PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        build_id INTEGER REFERENCES builds(id) ON DELETE SET NULL,
+        segmentation TEXT NOT NULL,
+        done_at TEXT NOT NULL
+    );
+    ALTER TABLE llm_calls ADD COLUMN build_id INTEGER REFERENCES builds(id) ON DELETE SET NULL;
+    ALTER TABLE semantic_memory ADD COLUMN session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL;
+    ALTER TABLE support_memory ADD COLUMN session_id INTEGER REFERENCES sessions(id) ON DELETE SET NULL;
+    """
+
+
 def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
     """Apply the migrations not yet recorded; return their names. Each runs in one transaction."""
     conn.execute(

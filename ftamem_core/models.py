@@ -188,6 +188,7 @@ class SemanticEntry(Record):
     kind: SemanticKind
     text: str
     source_unit_ids: list[int] = Field(default_factory=list)
+    session_id: int | None = None  # the session that last changed it
     updated_at: str = Field(default_factory=utcnow)
 
 
@@ -200,7 +201,21 @@ class SupportEntry(Record):
     outcome: str = "unknown"
     text: str = ""
     source_unit_ids: list[int] = Field(default_factory=list)
+    session_id: int | None = None  # the session that last changed it
     updated_at: str = Field(default_factory=utcnow)
+
+
+class Build(Record):
+    id: int | None = None
+    case_id: str
+    segmentation: str
+    settings: dict = Field(default_factory=dict)
+    backend: str = ""
+    model: str = ""
+    status: Literal["running", "done", "stopped", "failed", "interrupted"] = "running"
+    error: str = ""
+    started_at: str = Field(default_factory=utcnow)
+    finished_at: str | None = None
 
 
 class CallRecord(Record):
@@ -208,6 +223,7 @@ class CallRecord(Record):
 
     id: int | None = None
     case_id: str | None = None
+    build_id: int | None = None
     stage: str
     backend: str
     model: str

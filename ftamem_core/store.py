@@ -22,6 +22,7 @@ import sqlite_utils
 from .migrations import apply_migrations
 from .models import (
     AffectAnchor,
+    Build,
     CallRecord,
     Case,
     CaseDocument,
@@ -340,6 +341,19 @@ class Store:
                              lambda: self.stored_vectors(unit.case_id))
         return self.get_unit(unit.case_id, unit.id)
 
+    def set_unit_status(self, case_id: str, unit_id: int, lifecycle: str, completeness: str,
+                        updated_at: str | None) -> FTAUnit:
+        """Link maintenance's change to a neighbour: lifecycle, completeness, updated time."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE units SET lifecycle_status = ?, completeness = ?, updated_at = coalesce(?, updated_at),"
+                " version = version + 1 WHERE case_id = ? AND id = ?",
+                (lifecycle, completeness, updated_at, case_id, unit_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"no unit {unit_id} in case {case_id!r}")
+        return self.get_unit(case_id, unit_id)
+
     def delete_unit(self, case_id: str, unit_id: int) -> None:
         with self.transaction():
             cur = self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
@@ -397,36 +411,120 @@ class Store:
 
     # Longitudinal memory ------------------------------------------------------------------
 
-    def add_semantic(self, case_id: str, entries: list[SemanticEntry]) -> list[int]:
+    def save_semantic(self, case_id: str, entries: list[SemanticEntry]) -> list[int]:
+        """Insert new entries (no id) and rewrite revised ones (with id), in one transaction."""
+        return self._save_entries(case_id, "semantic_memory", entries, ("kind", "text"))
+
+    def save_support(self, case_id: str, entries: list[SupportEntry]) -> list[int]:
+        return self._save_entries(case_id, "support_memory", entries, ("strategy", "outcome", "text"))
+
+    def _save_entries(self, case_id: str, table: str, entries: list, fields: tuple[str, ...]) -> list[int]:
+        columns = (*fields, "source_unit_ids", "session_id", "updated_at")
+        ids = []
         with self.transaction():
-            return [
-                self.conn.execute(
-                    "INSERT INTO semantic_memory (case_id, kind, text, source_unit_ids, updated_at) VALUES (?, ?, ?, ?, ?)",
-                    (case_id, e.kind, e.text, json.dumps(e.source_unit_ids), e.updated_at),
-                ).lastrowid
-                for e in entries
-            ]
+            for e in entries:
+                values = [getattr(e, f) for f in fields] + [json.dumps(e.source_unit_ids), e.session_id, e.updated_at]
+                if e.id is None:
+                    cur = self.conn.execute(
+                        f"INSERT INTO {table} (case_id, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})",
+                        (case_id, *values))
+                    ids.append(cur.lastrowid)
+                else:
+                    cur = self.conn.execute(
+                        f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ? AND case_id = ?",
+                        (*values, e.id, case_id))
+                    if cur.rowcount == 0:
+                        raise NotFound(f"no {table} entry {e.id} in case {case_id!r}")
+                    ids.append(e.id)
+        return ids
 
     def semantic(self, case_id: str) -> list[SemanticEntry]:
         rows = self._rows("SELECT * FROM semantic_memory WHERE case_id = ? ORDER BY id", (case_id,))
         return [SemanticEntry(**{**r, "source_unit_ids": json.loads(r["source_unit_ids"])}) for r in rows]
 
-    def add_support(self, case_id: str, entries: list[SupportEntry]) -> list[int]:
-        with self.transaction():
-            return [
-                self.conn.execute(
-                    "INSERT INTO support_memory (case_id, strategy, outcome, text, source_unit_ids, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (case_id, e.strategy, e.outcome, e.text, json.dumps(e.source_unit_ids), e.updated_at),
-                ).lastrowid
-                for e in entries
-            ]
-
     def support(self, case_id: str) -> list[SupportEntry]:
         rows = self._rows("SELECT * FROM support_memory WHERE case_id = ? ORDER BY id", (case_id,))
         return [SupportEntry(**{**r, "source_unit_ids": json.loads(r["source_unit_ids"])}) for r in rows]
 
+    # Builds -------------------------------------------------------------------------------
+
+    def start_build(self, build: Build) -> Build:
+        with self.transaction():
+            cur = self.conn.execute(
+                "INSERT INTO builds (case_id, segmentation, settings, backend, model, status, started_at)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                (build.case_id, build.segmentation, json.dumps(build.settings), build.backend, build.model,
+                 build.started_at))
+        return build.model_copy(update={"id": cur.lastrowid, "status": "running"})
+
+    def finish_build(self, build_id: int, status: str, error: str = "") -> None:
+        now = utcnow()
+        with self.transaction():
+            self.conn.execute("UPDATE builds SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                              (status, error, now, build_id))
+            if status == "done":
+                self.conn.execute("UPDATE cases SET last_build_at = ? WHERE id = (SELECT case_id FROM builds WHERE id = ?)",
+                                  (now, build_id))
+
+    def builds(self, case_id: str) -> list[Build]:
+        rows = self._rows("SELECT * FROM builds WHERE case_id = ? ORDER BY id", (case_id,))
+        return [Build(**{**r, "settings": json.loads(r["settings"])}) for r in rows]
+
+    def done_sessions(self, case_id: str) -> dict[int, str]:
+        """{session row id: segmentation} for the sessions whose memory is complete."""
+        rows = self._rows("SELECT session_id, segmentation FROM build_sessions WHERE case_id = ?", (case_id,))
+        return {r["session_id"]: r["segmentation"] for r in rows}
+
+    def mark_session_done(self, case_id: str, session_id: int, build_id: int, segmentation: str) -> None:
+        with self.transaction():
+            self.conn.execute(
+                "INSERT OR REPLACE INTO build_sessions (session_id, case_id, build_id, segmentation, done_at)"
+                " VALUES (?, ?, ?, ?, ?)", (session_id, case_id, build_id, segmentation, utcnow()))
+
+    def clear_session_memory(self, case_id: str, session_id: int) -> list[int]:
+        """Remove what an unfinished build wrote for one session (its units, their links and
+        vectors, its segments); returns the removed unit ids."""
+        with self.transaction():
+            ids = [r[0] for r in self.conn.execute(
+                "SELECT id FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))]
+            self.conn.execute("DELETE FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))
+            self.conn.execute("DELETE FROM segments WHERE case_id = ? AND session_id = ?", (case_id, session_id))
+            self.conn.execute("DELETE FROM build_sessions WHERE session_id = ?", (session_id,))
+        self.vectors.remove(case_id, ids)
+        return ids
+
+    def clear_case_memory(self, case_id: str) -> None:
+        """Everything built for a case (units, links, segments, longitudinal memory, build
+        progress); its dialogue, questions and call records stay."""
+        with self.transaction():
+            for table in ("units", "segments", "semantic_memory", "support_memory", "build_sessions"):
+                self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
+        self.vectors.drop(case_id)
+
     # LLM call records ---------------------------------------------------------------------
+
+    def cost(self, case_id: str) -> dict:
+        """The paper's Table 6 columns for a case: per stage calls, tokens and seconds; totals per
+        turn; units. Counts every construction call recorded for the case (all builds)."""
+        stages = self._rows(
+            "SELECT stage, count(*) AS calls, sum(attempts) AS attempts, sum(1 - ok) AS failed,"
+            " sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,"
+            " round(sum(seconds), 2) AS seconds FROM llm_calls WHERE case_id = ? AND build_id IS NOT NULL"
+            " GROUP BY stage ORDER BY min(id)", (case_id,))
+        turns, units, partial = self.conn.execute(
+            "SELECT (SELECT count(*) FROM turns WHERE case_id = ?),"
+            " (SELECT count(*) FROM units WHERE case_id = ? AND construction_status = 'final'),"
+            " (SELECT count(*) FROM units WHERE case_id = ? AND construction_status = 'partial')",
+            (case_id, case_id, case_id)).fetchone()
+        calls = sum(s["calls"] for s in stages)
+        tokens = sum(s["prompt_tokens"] + s["completion_tokens"] for s in stages)
+        return {
+            "stages": stages, "turns": turns, "units": units, "partial_units": partial, "calls": calls,
+            "tokens": tokens, "seconds": round(sum(s["seconds"] for s in stages), 2),
+            "calls_per_turn": round(calls / turns, 3) if turns else 0.0,
+            "tokens_per_turn": round(tokens / turns, 1) if turns else 0.0,
+            "units_per_turn": round(units / turns, 3) if turns else 0.0,
+        }
 
     def record_call(self, record: CallRecord) -> int:
         data = record.model_dump(exclude={"id"})

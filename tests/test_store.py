@@ -107,8 +107,8 @@ def test_links_memory_segments_calls_round_trip(store):
     assert (link.source, link.target, link.relation) == (b, a, "updates")
     with pytest.raises(StoreError):  # links stay inside a case
         store.add_links("c1", [Link(source=b, target=other, relation="supports")])
-    store.add_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister", source_unit_ids=[a])])
-    store.add_support("c1", [SupportEntry(strategy="sleep hygiene", outcome="helped", source_unit_ids=[a, b])])
+    store.save_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister", source_unit_ids=[a])])
+    store.save_support("c1", [SupportEntry(strategy="sleep hygiene", outcome="helped", source_unit_ids=[a, b])])
     assert store.semantic("c1")[0].source_unit_ids == [a]
     assert store.support("c1")[0].source_unit_ids == [a, b] and store.support("c2") == []
     session = store.sessions("c1")[0]

@@ -1,0 +1,230 @@
+"""A memory build for one case: segmentation -> extraction (carry-over, fusion) -> store and
+index -> temporal links, per session in order, then the longitudinal memory after each session.
+
+Resumable: a session counts as built only when its last write (the longitudinal update) commits
+together with its entry in ``build_sessions``. A build that is killed, stopped or loses its
+backend leaves that session unfinished; the next build first removes what the unfinished
+session wrote (its units, their links and vectors, its segments) and builds it again, and skips
+the finished ones. ``from_scratch`` clears the case's memory first. A neighbour's lifecycle
+status changed by an unfinished session's links stays changed (the rebuilt session judges it
+again).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .config import Settings
+from .embeddings import Embedder
+from .extraction import Fragment, incomplete_memory_json, integrate, parse_candidates
+from .extraction import reply_model as extraction_reply
+from .linking import apply_updates, candidates
+from .linking import render as render_links
+from .linking import reply_model as linking_reply
+from .llm import LLM, LLMUnavailable, call_context
+from .longitudinal import apply as apply_longitudinal
+from .longitudinal import render as render_longitudinal
+from .longitudinal import reply_model as longitudinal_reply
+from .longitudinal import unit_key
+from .models import Build, FTAUnit, Session, Turn
+from .prompts import load_prompt
+from .representation import retrieval_text
+from .segmentation import SegmentationReply, Span, render_turns, segment_session, to_segments
+from .store import Store, StoreError
+
+
+class BuildError(StoreError):
+    """A build that cannot start as asked (the message says why)."""
+
+
+class BuildStopped(Exception):
+    """The user asked the build to stop; finished sessions are kept."""
+
+
+@dataclass
+class Event:
+    """A progress event for the app and the command line."""
+
+    kind: str  # build_started, session_started, session_skipped, window, unit_finalised, fusion,
+    #            link_added, session_done, build_done
+    session: int | None = None  # the session's index in the case
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class BuildReport:
+    build_id: int
+    status: str
+    sessions_built: int = 0
+    sessions_skipped: int = 0
+    units: int = 0
+    partial_units: int = 0
+    links: int = 0
+    fusions: int = 0
+    seconds: float = 0.0
+
+
+class Builder:
+    def __init__(self, store: Store, llm: LLM, embedder: Embedder, settings: Settings,
+                 progress: Callable[[Event], None] | None = None, stop: threading.Event | None = None):
+        self.store, self.llm, self.embedder, self.settings = store, llm, embedder, settings
+        self.progress = progress or (lambda event: None)
+        self.stop = stop or threading.Event()
+        if llm.recorder is None:
+            llm.recorder = store.record_call  # cost accounting needs every call
+
+    def build(self, case_id: str, segmentation: str | None = None, window: int | None = None,
+              from_scratch: bool = False) -> BuildReport:
+        segmentation = segmentation or self.settings.segmentation
+        window = window or self.settings.window_size
+        case = self.store.get_case(case_id)
+        if from_scratch:
+            self.store.clear_case_memory(case_id)
+        done = self.store.done_sessions(case_id)
+        other = {m for m in done.values() if m != segmentation}
+        if other:
+            raise BuildError(f"case {case_id!r} was built with {', '.join(sorted(other))} segmentation; "
+                             f"rebuild it from scratch to use {segmentation}")
+        build = self.store.start_build(Build(
+            case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
+            settings={"window": window, **self.settings.model_dump(include={
+                "min_forward_step", "construction_temperature", "link_candidates", "link_threshold"})}))
+        report = BuildReport(build.id, "running")
+        started = time.perf_counter()
+        self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
+                                                    "sessions": len(self.store.sessions(case_id))}))
+        try:
+            with call_context(case_id=case_id, build_id=build.id):
+                for session in self.store.sessions(case_id):
+                    if session.id in done:
+                        report.sessions_skipped += 1
+                        self.progress(Event("session_skipped", session.idx))
+                        continue
+                    self.store.clear_session_memory(case_id, session.id)  # leftovers of a killed build
+                    self._session(case.id, session, segmentation, window, build.id, report)
+                    report.sessions_built += 1
+        except BuildStopped:
+            report.status = "stopped"
+        except LLMUnavailable as e:
+            report.status = "interrupted"
+            self.store.finish_build(build.id, "interrupted", str(e))
+            raise
+        except BaseException as e:
+            self.store.finish_build(build.id, "failed", f"{e.__class__.__name__}: {e}")
+            raise
+        else:
+            report.status = "done"
+        report.seconds = time.perf_counter() - started
+        self.store.finish_build(build.id, report.status)
+        self.progress(Event("build_done", data={"status": report.status, "units": report.units,
+                                                 "links": report.links, "seconds": round(report.seconds, 1)}))
+        return report
+
+    # One session ------------------------------------------------------------------------
+
+    def _session(self, case_id: str, session: Session, segmentation: str, window: int, build_id: int,
+                 report: BuildReport) -> None:
+        turns = self.store.turns(case_id, session_id=session.id)
+        self.progress(Event("session_started", session.idx, {"turns": len(turns), "first": turns[0].idx,
+                                                              "last": turns[-1].idx, "time": session.time}))
+        detect = None
+        if segmentation in ("bws", "fixed"):
+            detect = lambda window_turns: self._detect(window_turns, session)  # noqa: E731
+        carried: list[FTAUnit] = []
+        for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
+            self._check_stop()
+            self.progress(Event("window", session.idx, {"start": win.start, "end": win.end, "spans": win.spans,
+                                                         "final": win.final, "provisional": win.provisional}))
+            self.store.add_segments(case_id, to_segments(win, case_id, session.id, segmentation))
+            for first, last, _trigger in win.final:
+                self._check_stop()
+                fragment = Fragment(case_id, session.id, [t for t in turns if first <= t.idx <= last], session.time)
+                carried = self._extract(fragment, carried, turns, report)
+        if carried:  # still open at the session's end: stored as partial, nothing extracted is lost
+            self.store.add_units(case_id, carried)
+            report.partial_units += len(carried)
+        self._longitudinal(case_id, session, turns, build_id, segmentation)
+        self.progress(Event("session_done", session.idx, {"units": report.units, "links": report.links}))
+
+    def _check_stop(self) -> None:
+        if self.stop.is_set():
+            raise BuildStopped()
+
+    def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
+        messages = load_prompt("segmentation").messages(session_time=session.time or session.time_text or "unknown",
+                                                        turns=render_turns(window_turns))
+        reply, _ = self.llm.structured("segmentation", messages, SegmentationReply,
+                                       temperature=self.settings.construction_temperature,
+                                       max_tokens=self.settings.construction_max_tokens)
+        return [(s.turn_span[0], s.turn_span[1], s.boundary_trigger) for s in reply.segments]
+
+    def _extract(self, fragment: Fragment, carried: list[FTAUnit], session_turns: list[Turn],
+                 report: BuildReport) -> list[FTAUnit]:
+        keys = [f"p{i + 1}" for i in range(len(carried))]
+        messages = load_prompt("extraction").messages(
+            people=people(session_turns), session_time=fragment.session_time or "unknown",
+            incomplete_memory=incomplete_memory_json(carried, keys), turns=render_turns(fragment.turns))
+        reply, _ = self.llm.structured("extraction", messages, extraction_reply(keys),
+                                       temperature=self.settings.construction_temperature,
+                                       max_tokens=self.settings.construction_max_tokens)
+        result = integrate(parse_candidates(reply, fragment), carried, keys)
+        for partial, candidate, fused in result.fusions:
+            report.fusions += 1
+            self.progress(Event("fusion", None, {"carried": partial.fact.text, "candidate": candidate.fact.text,
+                                                 "fused": fused.fact.text}))
+        if result.finalised:
+            self._store_and_link(fragment.case_id, result.finalised, report)
+        return result.carried
+
+    def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport) -> None:
+        vectors = self.embedder.encode([retrieval_text(u) for u in units])
+        ids = self.store.add_units(case_id, units, vectors)
+        for unit, uid, vector in zip(units, ids, vectors):
+            stored = unit.model_copy(update={"id": uid})
+            report.units += 1
+            self.progress(Event("unit_finalised", None, {"unit": stored.model_dump()}))
+            self._link(stored, vector, report)
+
+    def _link(self, unit: FTAUnit, vector, report: BuildReport) -> None:
+        found = candidates(self.store, unit, vector, self.settings.link_candidates, self.settings.link_threshold)
+        if not found:
+            return  # no neighbour passes the threshold: no call
+        neighbours = [n for n, _ in found]
+        keys = [f"m{n.id}" for n in neighbours]
+        messages = load_prompt("linking").messages(**render_links(unit, neighbours))
+        reply, _ = self.llm.structured("linking", messages, linking_reply(keys),
+                                       temperature=self.settings.construction_temperature,
+                                       max_tokens=self.settings.construction_max_tokens)
+        for outcome in apply_updates(self.store, unit, neighbours, reply):
+            report.links += 1
+            self.progress(Event("link_added", None, {"link": outcome.link.model_dump(),
+                                                     "neighbour_status": outcome.neighbour.lifecycle_status}))
+
+    def _longitudinal(self, case_id: str, session: Session, turns: list[Turn], build_id: int,
+                      segmentation: str) -> None:
+        units = [u for u in self.store.units(case_id) if u.evidence.session_id == session.id]
+        semantic, support = self.store.semantic(case_id), self.store.support(case_id)
+        new_semantic, new_support = [], []
+        if units:
+            messages = load_prompt("longitudinal").messages(
+                **render_longitudinal(people(turns, role="user"), session.time, units, semantic, support))
+            model = longitudinal_reply([unit_key(u) for u in units], [f"s{e.id}" for e in semantic],
+                                       [f"h{e.id}" for e in support])
+            reply, _ = self.llm.structured("longitudinal", messages, model,
+                                           temperature=self.settings.construction_temperature,
+                                           max_tokens=self.settings.construction_max_tokens)
+            new_semantic, new_support = apply_longitudinal(reply, case_id, semantic, support)
+        # One transaction: the session's memory is complete exactly when it is marked done.
+        with self.store.transaction():
+            self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])
+            self.store.save_support(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_support])
+            self.store.mark_session_done(case_id, session.id, build_id, segmentation)
+
+
+def people(turns: list[Turn], role: str | None = None) -> str:
+    """Who speaks in these turns, as the prompts name them: "Daniel (user), Counselor (assistant)"."""
+    seen = dict.fromkeys((t.speaker or t.role, t.role) for t in turns if role is None or t.role == role)
+    return ", ".join(f"{name} ({r})" for name, r in seen) or "unknown"

@@ -1,0 +1,202 @@
+"""Fact-Time-Affect unit extraction: one call per fragment, with the partial units carried from
+the previous fragment as incomplete memory, then local fusion.
+
+Beyond the paper's schema, each candidate says which carried unit it ``completes`` (an enum of
+the carried units' keys, or "none") so that fusion is decided by the model and checked here;
+``event_time_expression`` keeps the time as said and ``relation_cues`` fills the affect anchor.
+
+Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
+fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+
+from .models import AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, TimeAnchor, TimeOrientation, Turn
+from .temporal import is_resolved, resolve, session_date
+
+
+class ContentOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    participants: list[str]
+    emotion_or_state: str
+    intention_or_plan: str
+    relation_cues: str
+
+
+class UnitOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    completes: str = "none"
+    summary: str
+    content_type: ContentType
+    time_orientation: TimeOrientation
+    event_time_expression: str
+    event_time: str
+    content: ContentOut
+    evidence_turn_span: list[int] = Field(min_length=2, max_length=2)
+    status: Completion
+
+    @field_validator("content")
+    @classmethod
+    def _has_text(cls, value: ContentOut) -> ContentOut:
+        if not value.text.strip():
+            raise ValueError("content.text is empty")
+        return value
+
+
+class ExtractionReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    memory_units: list[UnitOut]
+
+
+def reply_model(carried_keys: list[str]) -> type[ExtractionReply]:
+    """The reply schema for one call: ``completes`` may only name a carried unit or "none"."""
+    allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
+    unit = create_model("UnitOut", __base__=UnitOut, completes=(allowed, "none"))
+    return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], ...))
+
+
+@dataclass
+class Fragment:
+    case_id: str
+    session_id: int
+    turns: list[Turn]
+    session_time: str | None
+
+    @property
+    def start(self) -> int:
+        return self.turns[0].idx
+
+    @property
+    def end(self) -> int:
+        return self.turns[-1].idx
+
+
+def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
+    """A candidate unit from the model's reply, with its evidence kept inside the fragment and
+    its event time checked (or resolved from the expression relative to the session date)."""
+    first, last = sorted(out.evidence_turn_span)
+    first, last = max(first, fragment.start), min(last, fragment.end)
+    if first > last:
+        first, last = fragment.start, fragment.end
+    anchor = session_date(fragment.session_time)
+    expression = out.event_time_expression.strip()
+    event_time = out.event_time.strip()
+    if not is_resolved(event_time):
+        event_time = (resolve(expression, anchor, out.time_orientation)
+                      or resolve(event_time, anchor, out.time_orientation) or "unknown")
+    if out.status == "pending":
+        lifecycle = "pending"
+    elif out.status == "complete":
+        lifecycle = "completed" if out.time_orientation == "past" else "unknown"
+    else:
+        lifecycle = "unknown"
+    return FTAUnit(
+        case_id=fragment.case_id,
+        fact=FactAnchor(text=out.content.text.strip(), summary=out.summary.strip(), content_type=out.content_type,
+                        participants=[p.strip() for p in out.content.participants if p.strip()]),
+        time=TimeAnchor(dialogue_time=fragment.session_time, event_time=event_time,
+                        event_time_expression=expression if expression.lower() != "unknown" else "",
+                        time_orientation=out.time_orientation, completion=out.status),
+        affect=AffectAnchor(emotion_or_state=out.content.emotion_or_state.strip() or "unknown",
+                            intention_or_plan=out.content.intention_or_plan.strip() or "unknown",
+                            relation_cues=out.content.relation_cues.strip() or "unknown"),
+        evidence=Evidence(session_id=fragment.session_id, start=first, end=last, dialogue_time=fragment.session_time),
+        construction_status="partial" if out.status == "partial" else "final",
+        lifecycle_status=lifecycle,
+        completeness="partial" if out.status == "partial" else "complete" if out.status == "complete" else "unknown",
+    )
+
+
+def _join(old: str, new: str) -> str:
+    """Combine two anchor texts: keep one if it contains the other, else both."""
+    old, new = old.strip(), new.strip()
+    known = [x for x in (old, new) if x and x.lower() != "unknown"]
+    if not known:
+        return "unknown"
+    if len(known) == 1:
+        return known[0]
+    if old.lower() in new.lower():
+        return new
+    if new.lower() in old.lower():
+        return old
+    return f"{old} {new}" if old.endswith((".", "!", "?")) else f"{old}; {new}"
+
+
+def fuse(partial: FTAUnit, candidate: FTAUnit) -> FTAUnit:
+    """Local fusion m_p <- Fuse(m_p, m~): anchors combined, evidence spans merged; the result keeps
+    the carried unit's identity and takes the candidate's status."""
+    fact = FactAnchor(
+        text=_join(partial.fact.text, candidate.fact.text),
+        summary=candidate.fact.summary or partial.fact.summary,
+        content_type=candidate.fact.content_type if candidate.fact.content_type != "general_fact" else partial.fact.content_type,
+        participants=list(dict.fromkeys(partial.fact.participants + candidate.fact.participants)),
+    )
+    pt, ct = partial.time, candidate.time
+    time = TimeAnchor(
+        dialogue_time=pt.dialogue_time or ct.dialogue_time,
+        event_time=pt.event_time if is_resolved(pt.event_time) else ct.event_time,
+        event_time_expression=_join(pt.event_time_expression, ct.event_time_expression).replace("unknown", ""),
+        time_orientation=ct.time_orientation if ct.time_orientation != "unknown" else pt.time_orientation,
+        completion=ct.completion,
+    )
+    affect = AffectAnchor(
+        emotion_or_state=_join(partial.affect.emotion_or_state, candidate.affect.emotion_or_state),
+        intention_or_plan=_join(partial.affect.intention_or_plan, candidate.affect.intention_or_plan),
+        relation_cues=_join(partial.affect.relation_cues, candidate.affect.relation_cues),
+    )
+    evidence = Evidence(session_id=partial.evidence.session_id, start=min(partial.evidence.start, candidate.evidence.start),
+                        end=max(partial.evidence.end, candidate.evidence.end), dialogue_time=partial.evidence.dialogue_time)
+    return candidate.model_copy(update={"fact": fact, "time": time, "affect": affect, "evidence": evidence,
+                                        "created_at": partial.created_at})
+
+
+@dataclass
+class ExtractionResult:
+    finalised: list[FTAUnit] = field(default_factory=list)  # to store as retrievable units
+    carried: list[FTAUnit] = field(default_factory=list)  # partial units for the next fragment
+    fusions: list[tuple[FTAUnit, FTAUnit, FTAUnit]] = field(default_factory=list)  # (partial, candidate, fused)
+
+
+def integrate(candidates: list[tuple[str, FTAUnit]], carried: list[FTAUnit], carried_keys: list[str]) -> ExtractionResult:
+    """Apply local fusion and finalisation to one fragment's candidates.
+
+    A candidate naming a carried unit in ``completes`` is fused into it. A carried unit that no
+    candidate completed stays carried (it may still be completed later); the caller stores the
+    ones left open at the session's end as partial.
+    """
+    result = ExtractionResult()
+    by_key = dict(zip(carried_keys, carried))
+    fused_keys: set[str] = set()
+    for completes, candidate in candidates:
+        target = by_key.get(completes)
+        if target is not None and completes not in fused_keys:
+            merged = fuse(target, candidate)
+            result.fusions.append((target, candidate, merged))
+            fused_keys.add(completes)
+            (result.carried if merged.construction_status == "partial" else result.finalised).append(merged)
+        else:
+            (result.carried if candidate.construction_status == "partial" else result.finalised).append(candidate)
+    result.carried = [u for k, u in by_key.items() if k not in fused_keys] + result.carried
+    return result
+
+
+def incomplete_memory_json(carried: list[FTAUnit], keys: list[str]) -> str:
+    if not carried:
+        return "(none)"
+    return "\n".join(
+        json.dumps({"id": k, "text": u.fact.text, "summary": u.fact.summary, "content_type": u.fact.content_type,
+                    "event_time": u.time.event_time, "evidence_turn_span": [u.evidence.start, u.evidence.end]},
+                   ensure_ascii=False)
+        for u, k in zip(carried, keys)
+    )
+
+
+def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]]:
+    return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]

@@ -1,0 +1,99 @@
+"""Longitudinal memory, updated after each session: the user semantic memory U (people,
+relationships, ongoing situations, preferences) and the support-experience memory H (strategies
+tried and how they landed). Every entry cites the units it came from.
+
+U_i = Update_U(U_{i-1}, M_i) and H_i = Update_H(H_{i-1}, M_i^sup) are made in one call: the model
+sees the existing entries and the session's units and returns new entries or revisions
+(``replaces`` an existing entry's key).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from .models import FTAUnit, SemanticEntry, SemanticKind, SupportEntry, utcnow
+from .representation import briefs_json
+
+Outcome = Literal["helped", "did_not_help", "mixed", "not_tried_yet", "unknown"]
+
+
+class SemanticOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    replaces: str
+    kind: SemanticKind
+    text: str
+    source_unit_ids: list[str]
+
+
+class SupportOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    replaces: str
+    strategy: str
+    outcome: Outcome
+    text: str
+    source_unit_ids: list[str]
+
+
+class LongitudinalReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    semantic: list[SemanticOut]
+    support: list[SupportOut]
+
+
+def reply_model(unit_keys: list[str], semantic_keys: list[str], support_keys: list[str]) -> type[LongitudinalReply]:
+    units = Literal[tuple(unit_keys)]  # type: ignore[valid-type]
+    sem = create_model("SemanticOut", __base__=SemanticOut, replaces=(Literal[tuple(["none", *semantic_keys])], ...),
+                       source_unit_ids=(list[units], ...))
+    sup = create_model("SupportOut", __base__=SupportOut, replaces=(Literal[tuple(["none", *support_keys])], ...),
+                       source_unit_ids=(list[units], ...))
+    return create_model("LongitudinalReply", __base__=LongitudinalReply, semantic=(list[sem], ...),
+                        support=(list[sup], ...))
+
+
+def unit_key(unit: FTAUnit) -> str:
+    return f"m{unit.id}"
+
+
+def render(person: str, session_time: str | None, units: list[FTAUnit],
+           semantic: list[SemanticEntry], support: list[SupportEntry]) -> dict[str, str]:
+    existing = [json.dumps({"id": f"s{e.id}", "kind": e.kind, "text": e.text}, ensure_ascii=False) for e in semantic]
+    existing += [json.dumps({"id": f"h{e.id}", "strategy": e.strategy, "outcome": e.outcome, "text": e.text},
+                            ensure_ascii=False) for e in support]
+    return {"person": person, "session_time": session_time or "unknown",
+            "existing": "\n".join(existing) or "(none)", "units": briefs_json(units, [unit_key(u) for u in units])}
+
+
+def _merge(items: list, existing: list, prefix: str, same, make) -> list:
+    """Revisions keep the revised entry's id and merge its sources; an item equal to an existing
+    entry (``same``) revises it; anything else is new (id None)."""
+    by_key = {f"{prefix}{e.id}": e for e in existing}
+    out: dict[str, object] = {}
+    for item in items:
+        old = by_key.get(item.replaces) or next((e for e in existing if same(e, item)), None)
+        key = f"{prefix}{old.id}" if old else f"new{len(out)}"
+        base = out.get(key, old)
+        sources = list(dict.fromkeys((base.source_unit_ids if base else []) + [int(k[1:]) for k in item.source_unit_ids]))
+        out[key] = make(item, old.id if old else None, sources)
+    return list(out.values())
+
+
+def _same_text(a: str, b: str) -> bool:
+    return a.strip().lower() == b.strip().lower()
+
+
+def apply(reply: LongitudinalReply, case_id: str, semantic: list[SemanticEntry],
+          support: list[SupportEntry]) -> tuple[list[SemanticEntry], list[SupportEntry]]:
+    """The entries to write: revised ones keep their id, new ones have none."""
+    now = utcnow()
+    sem = _merge(
+        [i for i in reply.semantic if i.text.strip()], semantic, "s", lambda e, i: _same_text(e.text, i.text),
+        lambda i, id_, src: SemanticEntry(id=id_, case_id=case_id, kind=i.kind, text=i.text.strip(),
+                                          source_unit_ids=src, updated_at=now))
+    sup = _merge(
+        [i for i in reply.support if i.strategy.strip()], support, "h", lambda e, i: _same_text(e.strategy, i.strategy),
+        lambda i, id_, src: SupportEntry(id=id_, case_id=case_id, strategy=i.strategy.strip(), outcome=i.outcome,
+                                         text=i.text.strip(), source_unit_ids=src, updated_at=now))
+    return sem, sup

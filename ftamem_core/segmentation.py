@@ -1,0 +1,168 @@
+"""Boundary-preserving Window Segmentation (BWS, the paper's Algorithm 1) and the granularity
+variants it is compared with.
+
+A detector sees the turns of one window and returns spans ``(first, last, trigger)`` in global
+turn indices. Whatever it returns is repaired into an exact partition of the window
+(``repair_spans``), so the final segments of a session always partition its turns.
+
+Repair rules, applied in order:
+1. a reversed span (first > last) is turned round;
+2. a span is clipped to the window; a span wholly outside it is dropped;
+3. spans are sorted by their first turn; a span overlapping the one before it starts after it
+   (and is dropped if nothing is left);
+4. a gap between two spans is given to the span before it; turns before the first span go to the
+   first span, turns after the last span to the last span;
+5. no span left: the whole window is one span with trigger ``unknown``.
+Unknown trigger names become ``unknown`` (``SpanOut``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .models import BoundaryTrigger, Segment, Turn
+
+_TRIGGERS = set(BoundaryTrigger.__args__)  # type: ignore[attr-defined]
+
+Span = tuple[int, int, str]
+Detector = Callable[[list[Turn]], list[Span]]
+Granularity = Literal["bws", "fixed", "session", "pair"]
+
+
+class SpanOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    turn_span: list[int] = Field(min_length=2, max_length=2)
+    boundary_trigger: BoundaryTrigger
+
+    @field_validator("boundary_trigger", mode="before")
+    @classmethod
+    def _known_trigger(cls, value: Any) -> Any:
+        return value if value in _TRIGGERS else "unknown"
+
+
+class SegmentationReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    segments: list[SpanOut]
+
+
+def repair_spans(spans: list[Span], start: int, end: int) -> list[Span]:
+    """An exact partition of turns ``start..end`` built from whatever the detector returned."""
+    cleaned: list[list] = []
+    for first, last, trigger in spans:
+        first, last = (last, first) if first > last else (first, last)
+        first, last = max(first, start), min(last, end)
+        if first <= last:
+            cleaned.append([first, last, trigger if trigger in _TRIGGERS else "unknown"])
+    cleaned.sort(key=lambda s: (s[0], s[1]))
+    result: list[list] = []
+    for span in cleaned:
+        if result and span[0] <= result[-1][1]:
+            span[0] = result[-1][1] + 1
+            if span[0] > span[1]:
+                continue
+        if result and span[0] > result[-1][1] + 1:
+            result[-1][1] = span[0] - 1  # the gap joins the span before it
+        result.append(span)
+    if not result:
+        return [(start, end, "unknown")]
+    result[0][0] = start
+    result[-1][1] = end
+    return [tuple(s) for s in result]  # type: ignore[misc]
+
+
+@dataclass
+class Window:
+    """One detector call: the window's turns and the spans it produced (after repair)."""
+
+    start: int
+    end: int
+    spans: list[Span]
+    final: list[Span]  # the spans finalised by this window
+    provisional: Span | None  # the span carried into the next window
+
+
+def bws(turns: list[Turn], detect: Detector, window: int = 20, min_step: int = 1) -> Iterator[Window]:
+    """Algorithm 1 over one session's turns (ordered, global indices); yields each window.
+
+    Every window's final spans are final segments. The last span of a window that does not
+    reach the session's end stays provisional and the next window starts at its first turn, but
+    at least ``min_step`` turns after the current start. Turns that the minimum step moves past
+    stay at the head of the provisional span (they are never dropped), so the final segments
+    partition the session. ``s`` grows by at least one per window: the loop ends after at most
+    ``len(turns)`` windows.
+    """
+    n = len(turns)
+    if n == 0:
+        return
+    window, min_step = max(2, window), max(1, min_step)
+    s = 0
+    carried_from: int | None = None  # position where the provisional segment began
+    while s < n:
+        e = min(s + window - 1, n - 1)
+        spans = repair_spans(detect(turns[s : e + 1]), turns[s].idx, turns[e].idx)
+        spans = [(i - turns[0].idx, j - turns[0].idx, t) for i, j, t in spans]  # to positions
+        if carried_from is not None and carried_from < s:
+            # Turns passed by the minimum step belong to the first span of this window.
+            first = spans[0]
+            spans[0] = (carried_from, first[1], first[2])
+        if e == n - 1:
+            yield _window(turns, s, e, spans, spans, None)
+            return
+        final, last = spans[:-1], spans[-1]
+        yield _window(turns, s, e, spans, final, last)
+        carried_from = last[0]
+        s = max(last[0], s + min_step)
+
+
+def _window(turns: list[Turn], s: int, e: int, spans: list[Span], final: list[Span], last: Span | None) -> Window:
+    def to_idx(span: Span) -> Span:
+        return (turns[span[0]].idx, turns[span[1]].idx, span[2])
+
+    return Window(turns[s].idx, turns[e].idx, [to_idx(x) for x in spans], [to_idx(x) for x in final],
+                  to_idx(last) if last else None)
+
+
+def fixed_windows(turns: list[Turn], detect: Detector | None, window: int) -> Iterator[Window]:
+    """Fixed-window variant: stride W, every span final, nothing carried across windows.
+    Without a detector each window is one fragment (turn pairs: W=2)."""
+    for s in range(0, len(turns), window):
+        e = min(s + window, len(turns)) - 1
+        trigger = "session_start" if s == 0 else "unknown"
+        raw = detect(turns[s : e + 1]) if detect else [(turns[s].idx, turns[e].idx, trigger)]
+        spans = repair_spans(raw, turns[s].idx, turns[e].idx)
+        yield Window(turns[s].idx, turns[e].idx, spans, spans, None)
+
+
+def segment_session(turns: list[Turn], granularity: Granularity, detect: Detector | None,
+                    window: int = 20, min_step: int = 1) -> Iterator[Window]:
+    """The windows of one session under a granularity variant."""
+    if granularity == "bws":
+        assert detect is not None
+        yield from bws(turns, detect, window, min_step)
+    elif granularity == "fixed":
+        yield from fixed_windows(turns, detect, window)
+    elif granularity == "session":
+        yield from fixed_windows(turns, None, max(len(turns), 1))
+    elif granularity == "pair":
+        yield from fixed_windows(turns, None, 2)
+    else:
+        raise ValueError(f"unknown segmentation {granularity!r}")
+
+
+def to_segments(window: Window, case_id: str, session_id: int, method: str) -> list[Segment]:
+    return [Segment(case_id=case_id, session_id=session_id, start=a, end=b, trigger=t, method=method)
+            for a, b, t in window.final]
+
+
+def render_turns(turns: list[Turn]) -> str:
+    """Turns as the prompts show them: ``[global index] (original id) time speaker (role): text``."""
+    lines = []
+    for t in turns:
+        original = f" ({t.original_id})" if t.original_id else ""
+        when = f" {t.timestamp}" if t.timestamp else ""
+        who = t.speaker or t.role
+        lines.append(f"[{t.idx}]{original}{when} {who} ({t.role}): {t.text}")
+    return "\n".join(lines)

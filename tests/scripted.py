@@ -1,0 +1,80 @@
+"""A scripted stand-in for the model, answering each construction stage from the prompt it gets,
+and a deterministic bag-of-words embedder. Both make unit tests of the pipeline fast and exact."""
+
+import hashlib
+import json
+import re
+
+import numpy as np
+
+from ftamem_core.llm import ScriptedLLM
+
+TURN = re.compile(r"^\[(\d+)\]", re.M)
+
+
+def turn_indices(messages) -> list[int]:
+    return [int(m) for m in TURN.findall(messages[-1]["content"])]
+
+
+def section(messages, title: str) -> str:
+    text = messages[-1]["content"]
+    return text.split(title, 1)[1] if title in text else ""
+
+
+class Pipeline:
+    """Default answers per stage; override any of them per test."""
+
+    def __init__(self, seg_size: int = 3):
+        self.seg_size = seg_size
+        self.calls: list[str] = []
+
+    def segmentation(self, messages):
+        idx = turn_indices(messages)
+        spans = [[idx[i], idx[min(i + self.seg_size, len(idx)) - 1]] for i in range(0, len(idx), self.seg_size)]
+        return {"segments": [{"turn_span": s, "boundary_trigger": "topic_change"} for s in spans]}
+
+    def extraction(self, messages):
+        idx = turn_indices(section(messages, "Fragment turns:") and [{"content": section(messages, "Fragment turns:")}])
+        return {"memory_units": [unit(f"Fact about turns {idx[0]}-{idx[-1]}", idx[0], idx[-1])]}
+
+    def linking(self, messages):
+        ids = re.findall(r'"memory_id": "(m\d+)"', section(messages, "Older units:"))
+        return {"memory_updates": [{"memory_id": ids[0], "relation": "updates", "lifecycle_status": "completed",
+                                    "completeness": "complete", "relation_confidence": "high"}]}
+
+    def longitudinal(self, messages):
+        ids = re.findall(r'"memory_id": "(m\d+)"', section(messages, "units:"))
+        return {"semantic": [{"replaces": "none", "kind": "situation", "text": f"Situation from {ids[0]}",
+                              "source_unit_ids": ids[:1]}],
+                "support": [{"replaces": "none", "strategy": "listening", "outcome": "helped", "text": "ok",
+                             "source_unit_ids": ids[:1]}]}
+
+    def __call__(self, stage, messages):
+        self.calls.append(stage)
+        return getattr(self, stage)(messages)
+
+    def llm(self, n: int = 10_000) -> ScriptedLLM:
+        return ScriptedLLM([self] * n)
+
+
+def unit(text, first, last, status="complete", completes="none", content_type="event", event_time="unknown",
+         expression="unknown", orientation="past"):
+    return {"completes": completes, "summary": text[:20], "content_type": content_type,
+            "time_orientation": orientation, "event_time_expression": expression, "event_time": event_time,
+            "content": {"text": text, "participants": ["Maya"], "emotion_or_state": "tired",
+                        "intention_or_plan": "unknown", "relation_cues": "unknown"},
+            "evidence_turn_span": [first, last], "status": status}
+
+
+class HashEmbedder:
+    """Bag-of-words vectors: texts sharing words are similar; no model needed."""
+
+    dim = 384
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)

@@ -68,6 +68,8 @@ class Settings(BaseModel):
     construction_temperature: float = 0.7
     answer_temperature: float = 0.0
     construction_max_tokens: int = 2048
+    # A fragment with at least this many words must yield a unit (0: the model may return none).
+    min_unit_words: int = Field(25, ge=0)
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
     # Models

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .config import Settings
 from .embeddings import Embedder
-from .extraction import Fragment, incomplete_memory_json, integrate, parse_candidates
+from .extraction import Fragment, incomplete_memory_json, integrate, parse_candidates, substantive
 from .extraction import reply_model as extraction_reply
 from .linking import apply_updates, candidates
 from .linking import render as render_links
@@ -167,7 +167,8 @@ class Builder:
         messages = load_prompt("extraction").messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             incomplete_memory=incomplete_memory_json(carried, keys), turns=render_turns(fragment.turns))
-        reply, _ = self.llm.structured("extraction", messages, extraction_reply(keys),
+        model = extraction_reply(keys, substantive(fragment.turns, self.settings.min_unit_words))
+        reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
         result = integrate(parse_candidates(reply, fragment), carried, keys)

@@ -5,6 +5,10 @@ Beyond the paper's schema, each candidate says which carried unit it ``completes
 the carried units' keys, or "none") so that fusion is decided by the model and checked here;
 ``event_time_expression`` keeps the time as said and ``relation_cues`` fills the affect anchor.
 
+Event times: a relative expression the resolver in ``temporal`` knows is resolved against the
+session date (preferred over the model's own date); otherwise the model's ISO date is kept; else
+"unknown". The expression itself is kept either way.
+
 Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
 fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
 """
@@ -15,15 +19,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .models import AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, TimeAnchor, TimeOrientation, Turn
+from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Statement, TimeAnchor,
+                     TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
 
 
 class ContentOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    text: str
+    text: Statement
     participants: list[str]
     emotion_or_state: str
     intention_or_plan: str
@@ -42,24 +47,27 @@ class UnitOut(BaseModel):
     evidence_turn_span: list[int] = Field(min_length=2, max_length=2)
     status: Completion
 
-    @field_validator("content")
-    @classmethod
-    def _has_text(cls, value: ContentOut) -> ContentOut:
-        if not value.text.strip():
-            raise ValueError("content.text is empty")
-        return value
-
 
 class ExtractionReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
     memory_units: list[UnitOut]
 
 
-def reply_model(carried_keys: list[str]) -> type[ExtractionReply]:
-    """The reply schema for one call: ``completes`` may only name a carried unit or "none"."""
+def reply_model(carried_keys: list[str], at_least_one: bool = False) -> type[ExtractionReply]:
+    """The reply schema for one call: ``completes`` may only name a carried unit or "none".
+
+    ``at_least_one`` forbids an empty list: small models answer a substantive fragment with
+    ``[]`` when the schema allows it (seen with Qwen2.5-1.5B on the sample case).
+    """
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
     unit = create_model("UnitOut", __base__=UnitOut, completes=(allowed, "none"))
-    return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], ...))
+    units = Field(..., min_length=1) if at_least_one else ...
+    return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
+
+
+def substantive(turns: list[Turn], min_words: int) -> bool:
+    """Enough words to hold a memory (filler-only fragments may yield no unit)."""
+    return min_words > 0 and sum(len(t.text.split()) for t in turns) >= min_words
 
 
 @dataclass
@@ -87,10 +95,10 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
         first, last = fragment.start, fragment.end
     anchor = session_date(fragment.session_time)
     expression = out.event_time_expression.strip()
-    event_time = out.event_time.strip()
-    if not is_resolved(event_time):
-        event_time = (resolve(expression, anchor, out.time_orientation)
-                      or resolve(event_time, anchor, out.time_orientation) or "unknown")
+    # The resolver is exact for the expressions it knows; small models miscount weekdays.
+    event_time = (resolve(expression, anchor, out.time_orientation)
+                  or (out.event_time.strip() if is_resolved(out.event_time.strip()) else None)
+                  or resolve(out.event_time, anchor, out.time_orientation) or "unknown")
     if out.status == "pending":
         lifecycle = "pending"
     elif out.status == "complete":

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from .models import FTAUnit, SemanticEntry, SemanticKind, SupportEntry, utcnow
+from .models import FTAUnit, SemanticEntry, SemanticKind, Statement, SupportEntry, utcnow
 from .representation import briefs_json
 
 Outcome = Literal["helped", "did_not_help", "mixed", "not_tried_yet", "unknown"]
@@ -24,14 +24,14 @@ class SemanticOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
     replaces: str
     kind: SemanticKind
-    text: str
+    text: Statement
     source_unit_ids: list[str]
 
 
 class SupportOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
     replaces: str
-    strategy: str
+    strategy: Statement
     outcome: Outcome
     text: str
     source_unit_ids: list[str]

@@ -9,7 +9,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 Role = Literal["user", "assistant", "other"]
 
@@ -47,6 +49,18 @@ Completeness = Literal["complete", "partial", "unknown"]
 Relation = Literal["same_episode_as", "updates", "contradicts", "followup_of", "supports", "unknown"]
 Confidence = Literal["low", "medium", "high", "unknown"]
 SemanticKind = Literal["person", "relationship", "situation", "preference"]
+
+
+def _statement(value: str) -> str:
+    """A model-written statement: not empty, not a copied placeholder such as "..."."""
+    text = value.strip()
+    words = [w for w in text.replace("...", " ").split() if any(c.isalnum() for c in w)]
+    if not words or text.lower().strip(". ") in ("unknown", "none", "n/a", "text", "summary"):
+        raise ValueError(f"{text!r} is not a statement")
+    return text
+
+
+Statement = Annotated[str, AfterValidator(_statement)]
 
 
 def utcnow() -> str:

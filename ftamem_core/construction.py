@@ -2,10 +2,10 @@
 index -> temporal links, per session in order, then the longitudinal memory after each session.
 
 Resumable: a session counts as built only when its last write (the longitudinal update) commits
-together with its entry in ``build_sessions``. A build that is killed, stopped or loses its
-backend leaves that session unfinished; the next build first removes what the unfinished
-session wrote (its units, their links and vectors, its segments) and builds it again, and skips
-the finished ones. ``from_scratch`` clears the case's memory first. A neighbour's lifecycle
+together with its entry in ``build_sessions``; a session's memory is complete or absent. A build
+that is stopped, fails or loses its backend removes what the unfinished session wrote (its units,
+their links and vectors, its segments); a build killed outright leaves it, and the next build
+removes it first. The next build skips finished sessions and builds the rest. ``from_scratch`` clears the case's memory first. A neighbour's lifecycle
 status changed by an unfinished session's links stays changed (the rebuilt session judges it
 again).
 """
@@ -96,6 +96,7 @@ class Builder:
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
                                                     "sessions": len(self.store.sessions(case_id))}))
+        current: Session | None = None
         try:
             with call_context(case_id=case_id, build_id=build.id):
                 for session in self.store.sessions(case_id):
@@ -103,17 +104,20 @@ class Builder:
                         report.sessions_skipped += 1
                         self.progress(Event("session_skipped", session.idx))
                         continue
+                    current = session
                     self.store.clear_session_memory(case_id, session.id)  # leftovers of a killed build
                     self._session(case.id, session, segmentation, window, build.id, report)
                     report.sessions_built += 1
+                    current = None
         except BuildStopped:
             report.status = "stopped"
+            if current is not None:
+                self.store.clear_session_memory(case_id, current.id)
         except LLMUnavailable as e:
-            report.status = "interrupted"
-            self.store.finish_build(build.id, "interrupted", str(e))
+            self._abandon(case_id, current, build.id, "interrupted", str(e))
             raise
-        except BaseException as e:
-            self.store.finish_build(build.id, "failed", f"{e.__class__.__name__}: {e}")
+        except Exception as e:
+            self._abandon(case_id, current, build.id, "failed", f"{e.__class__.__name__}: {e}")
             raise
         else:
             report.status = "done"
@@ -122,6 +126,12 @@ class Builder:
         self.progress(Event("build_done", data={"status": report.status, "units": report.units,
                                                  "links": report.links, "seconds": round(report.seconds, 1)}))
         return report
+
+    def _abandon(self, case_id: str, session: Session | None, build_id: int, status: str, error: str) -> None:
+        """A session is complete or absent: drop what the unfinished one wrote."""
+        if session is not None:
+            self.store.clear_session_memory(case_id, session.id)
+        self.store.finish_build(build_id, status, error)
 
     # One session ------------------------------------------------------------------------
 

@@ -90,8 +90,9 @@ def bws(turns: list[Turn], detect: Detector, window: int = 20, min_step: int = 1
     Every window's final spans are final segments. The last span of a window that does not
     reach the session's end stays provisional and the next window starts at its first turn, but
     at least ``min_step`` turns after the current start. Turns that the minimum step moves past
-    stay at the head of the provisional span (they are never dropped), so the final segments
-    partition the session. ``s`` grows by at least one per window: the loop ends after at most
+    stay at the head of the provisional span (they are never dropped), and the step never passes
+    the last turn, so the final segments partition the session. ``s`` grows by at least one per
+    window (a window not at the end has e < n - 1, so s < n - 1): the loop ends after at most
     ``len(turns)`` windows.
     """
     n = len(turns)
@@ -114,7 +115,8 @@ def bws(turns: list[Turn], detect: Detector, window: int = 20, min_step: int = 1
         final, last = spans[:-1], spans[-1]
         yield _window(turns, s, e, spans, final, last)
         carried_from = last[0]
-        s = max(last[0], s + min_step)
+        # Never step past the last turn: the final window finalises the provisional segment.
+        s = min(max(last[0], s + min_step), n - 1)
 
 
 def _window(turns: list[Turn], s: int, e: int, spans: list[Span], final: list[Span], last: Span | None) -> Window:

@@ -29,12 +29,12 @@ class Pipeline:
         self.calls: list[str] = []
 
     def segmentation(self, messages):
-        idx = turn_indices(messages)
+        idx = turn_indices([{"content": section(messages, "\nTurns:\n")}])
         spans = [[idx[i], idx[min(i + self.seg_size, len(idx)) - 1]] for i in range(0, len(idx), self.seg_size)]
         return {"segments": [{"turn_span": s, "boundary_trigger": "topic_change"} for s in spans]}
 
     def extraction(self, messages):
-        idx = turn_indices(section(messages, "Fragment turns:") and [{"content": section(messages, "Fragment turns:")}])
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
         return {"memory_units": [unit(f"Fact about turns {idx[0]}-{idx[-1]}", idx[0], idx[-1])]}
 
     def linking(self, messages):

@@ -1,0 +1,227 @@
+"""The construction pipeline end to end with a scripted model and a bag-of-words embedder."""
+
+import threading
+
+import pytest
+
+from ftamem_core.config import load_settings
+from ftamem_core.construction import BuildError, Builder
+from ftamem_core.llm import LLMError, LLMUnavailable, ScriptedLLM
+from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+
+SETTINGS = load_settings(environ={})
+
+
+def doc(sessions=2, turns=8):
+    return CaseDocument(case=Case(id="c1"), sessions=[
+        SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-{2 + 7 * i:02d}"),
+                        turns=[Turn(role="user" if j % 2 == 0 else "assistant", speaker="Maya" if j % 2 == 0 else "Counselor",
+                                    text=f"Maya talks about night shifts and sleep, part {i}-{j}.") for j in range(turns)])
+        for i in range(sessions)])
+
+
+@pytest.fixture
+def case(store):
+    store.ingest([doc()])
+    return store
+
+
+def build(store, pipeline=None, llm=None, **kwargs):
+    pipeline = pipeline or Pipeline()
+    events = []
+    builder = Builder(store, llm or pipeline.llm(), HashEmbedder(), kwargs.pop("settings", SETTINGS),
+                      progress=events.append, stop=kwargs.pop("stop", None))
+    return builder.build("c1", **kwargs), events, pipeline
+
+
+def state(store):
+    """What a build leaves, independent of row ids."""
+    units = sorted((u.evidence.start, u.evidence.end, u.fact.text, u.construction_status, u.lifecycle_status)
+                   for u in store.units("c1", None))
+    by_id = {u.id: (u.evidence.start, u.fact.text) for u in store.units("c1", None)}
+    links = sorted((by_id[l.source], by_id[l.target], l.relation) for l in store.links("c1"))
+    segments = [(s.start, s.end, s.trigger) for s in store.segments("c1")]
+    semantic = sorted((e.kind, e.text) for e in store.semantic("c1"))
+    return units, links, segments, semantic
+
+
+def test_full_build(case):
+    report, events, pipeline = build(case)
+    assert report.status == "done" and report.sessions_built == 2
+    sessions = case.sessions("c1")
+    for s in sessions:
+        turns = [t.idx for t in case.turns("c1", session_id=s.id)]
+        segs = [(g.start, g.end) for g in case.segments("c1", session_id=s.id)]
+        assert [i for a, b in segs for i in range(a, b + 1)] == turns  # final segments partition the session
+        units = [u for u in case.units("c1") if u.evidence.session_id == s.id]
+        assert units and all(turns[0] <= u.evidence.start <= u.evidence.end <= turns[-1] for u in units)
+        assert all(u.time.dialogue_time == s.time for u in units)
+    assert report.units == len(case.units("c1")) == 6  # one per 3-turn fragment: 3 + 3
+    assert case.index("c1").ids() == {u.id for u in case.units("c1")}
+    assert report.links > 0 and all(l.source > l.target for l in case.links("c1"))
+    assert case.semantic("c1") and case.support("c1")
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "build_started" and kinds[-1] == "build_done"
+    assert {"session_started", "window", "unit_finalised", "link_added", "session_done"} <= set(kinds)
+    cost = case.cost("c1")
+    assert {s["stage"] for s in cost["stages"]} == {"segmentation", "extraction", "linking", "longitudinal"}
+    assert cost["calls"] == len(pipeline.calls) and cost["turns"] == 16 and cost["units"] == 6
+    assert case.list_cases()[0]["last_build_at"] is not None
+    assert case.builds("c1")[-1].status == "done"
+
+
+def test_second_build_skips_finished_sessions(case):
+    first = state(case) if build(case) else None
+    report, events, pipeline = build(case)
+    assert (report.sessions_built, report.sessions_skipped) == (0, 2) and pipeline.calls == []
+    assert state(case) == first
+
+
+def test_carry_over_and_fusion(case):
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        carried = section(messages, "Open units from the previous fragment:").split("Fragment turns:")[0]
+        if idx[0] == 0:
+            return {"memory_units": [unit("Maya started night shifts.", 0, 2, status="partial"),
+                                     unit("Maya's coworker is Omar.", 3, 3)]}
+        if idx[0] == 4:
+            assert "Maya started night shifts." in carried  # the partial is construction context
+            return {"memory_units": [unit("The shifts run 7pm to 7am.", 4, 6, completes="p1")]}
+        if idx[0] == 8:
+            return {"memory_units": [unit("Maya may try curtains.", 8, 9, status="partial")]}
+        return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    report, events, _ = build(case, pipeline)
+    assert report.fusions == 1
+    fusion = next(e for e in events if e.kind == "fusion")
+    assert fusion.data["fused"] == "Maya started night shifts. The shifts run 7pm to 7am."
+    texts = {u.fact.text: u for u in case.units("c1", None)}
+    fused = texts["Maya started night shifts. The shifts run 7pm to 7am."]
+    assert (fused.evidence.start, fused.evidence.end, fused.construction_status) == (0, 6, "final")
+    assert "Maya started night shifts." not in texts and "The shifts run 7pm to 7am." not in texts  # no own id
+    open_unit = texts["Maya may try curtains."]
+    assert open_unit.construction_status == "partial" and report.partial_units == 1  # kept, not retrievable
+    assert open_unit.id not in case.index("c1").ids()
+
+
+class Killed(BaseException):
+    """Stands for the process dying mid-call."""
+
+
+@pytest.mark.parametrize("stage, nth", [("segmentation", 0), ("segmentation", 1), ("extraction", 0),
+                                        ("extraction", 4), ("linking", 0), ("linking", 3), ("longitudinal", 0),
+                                        ("longitudinal", 1)])
+def test_resume_after_a_kill_at_each_stage(store, stage, nth):
+    store.ingest([doc()])
+    build(store)
+    expected = state(store)
+    store.delete_case("c1")
+    store.ingest([doc()])
+
+    pipeline, seen = Pipeline(), []
+
+    def dying(stage_name, messages):
+        if stage_name == stage:
+            seen.append(1)
+            if len(seen) == nth + 1:
+                raise Killed()
+        return pipeline(stage_name, messages)
+
+    with pytest.raises(Killed):
+        build(store, llm=ScriptedLLM([dying] * 1000))
+    report, _, _ = build(store)
+    assert report.status == "done"
+    assert state(store) == expected  # no duplicate, no missing unit, link or entry
+    assert store.index("c1").ids() == {u.id for u in store.units("c1")}
+
+
+def test_backend_gone_midway_interrupts_then_resumes(case):
+    pipeline = Pipeline()
+    calls = []
+
+    def flaky(stage, messages):
+        calls.append(stage)
+        if len(calls) == 9:
+            raise LLMUnavailable("extraction: cannot reach http://127.0.0.1:9/v1")
+        return pipeline(stage, messages)
+
+    with pytest.raises(LLMUnavailable):
+        build(case, llm=ScriptedLLM([flaky] * 1000))
+    assert case.builds("c1")[-1].status == "interrupted"
+    done = case.done_sessions("c1")
+    assert all(u.evidence.session_id in done for u in case.units("c1", None))  # the unfinished session is gone
+    report, _, _ = build(case)
+    assert report.status == "done" and report.sessions_skipped == len(done)
+
+
+def test_malformed_output_fails_clearly_and_keeps_finished_sessions(case):
+    pipeline = Pipeline()
+    calls = []
+
+    def broken(stage, messages):
+        calls.append(stage)
+        if stage == "extraction" and calls.count("extraction") > 3:
+            return "{not json"
+        return pipeline(stage, messages)
+
+    with pytest.raises(LLMError, match="^extraction: no valid output after 3 attempt"):
+        build(case, llm=ScriptedLLM([broken] * 1000))
+    assert case.builds("c1")[-1].status == "failed"
+    assert len(case.done_sessions("c1")) == 1 and len(case.units("c1")) == 3
+    assert build(case)[0].status == "done"
+
+
+def test_stop_keeps_finished_sessions(case):
+    stop = threading.Event()
+    pipeline = Pipeline()
+    builder = Builder(case, pipeline.llm(), HashEmbedder(), SETTINGS,
+                      progress=lambda e: stop.set() if e.kind == "session_done" else None, stop=stop)
+    report = builder.build("c1")
+    assert report.status == "stopped" and report.sessions_built == 1
+    assert len(case.done_sessions("c1")) == 1
+    assert {u.evidence.session_id for u in case.units("c1", None)} == set(case.done_sessions("c1"))
+    assert build(case)[0].sessions_built == 1
+
+
+def test_from_scratch_and_segmentation_mismatch(case):
+    build(case)
+    first = state(case)
+    with pytest.raises(BuildError, match="built with bws segmentation"):
+        build(case, segmentation="pair")
+    report, _, pipeline = build(case, segmentation="pair", from_scratch=True)
+    assert report.sessions_built == 2 and "segmentation" not in pipeline.calls
+    assert len(case.units("c1")) == 8  # one unit per turn pair
+    report, _, _ = build(case, segmentation="bws", from_scratch=True)
+    assert state(case) == first
+
+
+def test_no_linking_call_without_a_similar_neighbour(case):
+    class Orthogonal(HashEmbedder):
+        def __init__(self):
+            self.n = 0
+
+        def encode(self, texts):
+            import numpy as np
+            out = np.zeros((len(texts), self.dim), dtype=np.float32)
+            for i in range(len(texts)):
+                out[i, self.n] = 1.0
+                self.n += 1
+            return out
+
+    pipeline = Pipeline()
+    Builder(case, pipeline.llm(), Orthogonal(), SETTINGS).build("c1")
+    assert "linking" not in pipeline.calls and case.links("c1") == []
+
+
+@pytest.mark.parametrize("segmentation, window, seg_calls, ext_calls", [
+    ("session", None, 0, 2), ("pair", None, 0, 8), ("fixed", 4, 4, 8), ("bws", 4, 6, 6)])
+def test_granularity_variants_call_counts(case, segmentation, window, seg_calls, ext_calls):
+    report, _, pipeline = build(case, segmentation=segmentation, window=window)
+    assert pipeline.calls.count("segmentation") == seg_calls
+    assert pipeline.calls.count("extraction") == ext_calls
+    assert {s.method for s in case.segments("c1")} == {segmentation}

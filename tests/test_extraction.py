@@ -1,0 +1,90 @@
+import pytest
+from pydantic import ValidationError
+
+from ftamem_core.extraction import Fragment, fuse, integrate, parse_candidates, reply_model, to_unit
+from ftamem_core.llm import json_schema
+from ftamem_core.models import Turn
+
+from scripted import unit
+
+
+def fragment(start=10, end=14, time="2025-09-12T19:00"):
+    return Fragment("c1", 7, [Turn(idx=i, text=f"t{i}") for i in range(start, end + 1)], time)
+
+
+def parse(items, keys=(), frag=None):
+    reply = reply_model(list(keys)).model_validate({"memory_units": items})
+    return parse_candidates(reply, frag or fragment())
+
+
+def test_schema_carries_enums_and_completes_names_only_carried_units():
+    schema = json_schema(reply_model(["p1", "p2"], at_least_one=True))
+    props = schema["properties"]["memory_units"]["items"]["properties"]
+    assert props["completes"]["enum"] == ["none", "p1", "p2"]
+    assert "belief_candidate" in props["content_type"]["enum"]
+    assert props["status"]["enum"] == ["complete", "partial", "pending", "unknown"]
+    assert schema["properties"]["memory_units"]["minItems"] == 1
+    with pytest.raises(ValidationError):
+        reply_model(["p1"]).model_validate({"memory_units": [unit("x y", 10, 11, completes="p7")]})
+    with pytest.raises(ValidationError):
+        reply_model([], at_least_one=True).model_validate({"memory_units": []})
+
+
+@pytest.mark.parametrize("text", ["...", "", "unknown", "  ", "…"])
+def test_placeholder_facts_are_invalid(text):
+    with pytest.raises(ValidationError):
+        reply_model([]).model_validate({"memory_units": [unit(text, 10, 11)]})
+
+
+@pytest.mark.parametrize("span, expected", [([11, 13], (11, 13)), ([13, 11], (11, 13)), ([8, 12], (10, 12)),
+                                            ([12, 30], (12, 14)), ([40, 50], (10, 14)), ([0, 3], (10, 14))])
+def test_evidence_stays_inside_the_fragment(span, expected):
+    (_, u), = parse([unit("Maya slept four hours.", *span)])
+    assert (u.evidence.start, u.evidence.end) == expected
+    assert u.evidence.session_id == 7 and u.evidence.dialogue_time == "2025-09-12T19:00"
+
+
+def test_time_anchor_resolution_and_status_mapping():
+    (_, a), (_, b), (_, c), (_, d) = parse([
+        unit("Daniel snapped at a student.", 10, 11, expression="last Friday", event_time="2025-09-04"),
+        unit("Daniel will call Priya.", 12, 12, status="pending", expression="on Sunday", orientation="future"),
+        unit("Daniel's father was diagnosed.", 13, 13, event_time="2025-07", expression="unknown"),
+        unit("Daniel is tired.", 14, 14, status="partial", orientation="present", expression="lately"),
+    ])
+    assert (a.time.event_time, a.time.event_time_expression) == ("2025-09-05", "last Friday")  # resolver wins
+    assert (b.time.event_time, b.lifecycle_status, b.construction_status) == ("2025-09-14", "pending", "final")
+    assert (c.time.event_time, c.time.event_time_expression) == ("2025-07", "")
+    assert (d.time.event_time, d.construction_status, d.completeness) == ("unknown", "partial", "partial")
+    assert a.time.dialogue_time == "2025-09-12T19:00" and a.lifecycle_status == "completed"
+
+
+def test_fusion_combines_anchors_and_merges_evidence():
+    (_, partial), = parse([unit("Maya argued with her sister Lena.", 10, 12, status="partial",
+                                expression="yesterday")])
+    frag2 = fragment(15, 18)
+    (_, candidate), = parse([unit("Maya and Lena agreed to share their father's care.", 15, 17,
+                                  completes="p1")], keys=["p1"], frag=frag2)
+    candidate.fact.participants = ["Maya", "Lena"]
+    candidate.affect.emotion_or_state = "relieved"
+    fused = fuse(partial, candidate)
+    assert fused.fact.text == "Maya argued with her sister Lena. Maya and Lena agreed to share their father's care."
+    assert (fused.evidence.start, fused.evidence.end) == (10, 17)
+    assert fused.fact.participants == ["Maya", "Lena"]
+    assert fused.affect.emotion_or_state == "tired; relieved"
+    assert fused.time.event_time == "2025-09-11"  # the partial's resolved time is kept
+    assert fused.construction_status == "final" and fused.created_at == partial.created_at
+
+
+def test_integrate_fuses_finalises_and_keeps_carrying():
+    (_, p1), (_, p2) = parse([unit("Maya started a new job.", 10, 11, status="partial"),
+                              unit("Maya is worried about money.", 12, 13, status="partial")])
+    candidates = parse([unit("The new job is at a bakery.", 15, 16, completes="p1"),
+                        unit("Maya will ask for a raise.", 17, 17, status="pending"),
+                        unit("The job has night hours.", 18, 18, completes="p1"),  # p1 already fused
+                        unit("Lena may visit.", 18, 18, status="partial")],
+                       keys=["p1", "p2"], frag=fragment(15, 18))
+    result = integrate(candidates, [p1, p2], ["p1", "p2"])
+    assert [f[2].fact.text for f in result.fusions] == ["Maya started a new job. The new job is at a bakery."]
+    assert [u.fact.text for u in result.finalised] == [
+        "Maya started a new job. The new job is at a bakery.", "Maya will ask for a raise.", "The job has night hours."]
+    assert [u.fact.text for u in result.carried] == ["Maya is worried about money.", "Lena may visit."]

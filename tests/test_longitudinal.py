@@ -1,0 +1,33 @@
+import pytest
+from pydantic import ValidationError
+
+from ftamem_core.longitudinal import apply, reply_model
+from ftamem_core.models import SemanticEntry, SupportEntry
+
+
+def test_new_entries_revisions_and_repeats():
+    semantic = [SemanticEntry(id=3, case_id="c", kind="person", text="Lena is Maya's sister.", source_unit_ids=[1])]
+    support = [SupportEntry(id=5, case_id="c", strategy="sleep hygiene", outcome="not_tried_yet", source_unit_ids=[2])]
+    model = reply_model(["m7", "m8"], ["s3"], ["h5"])
+    reply = model.model_validate({
+        "semantic": [
+            {"replaces": "none", "kind": "relationship", "text": "Maya and Lena disagree about caring for their father.",
+             "source_unit_ids": ["m7"]},
+            {"replaces": "none", "kind": "person", "text": "lena is maya's sister.", "source_unit_ids": ["m8"]},
+        ],
+        "support": [{"replaces": "h5", "strategy": "sleep hygiene", "outcome": "helped",
+                     "text": "Blackout curtains helped Maya sleep six hours.", "source_unit_ids": ["m8"]}],
+    })
+    sem, sup = apply(reply, "c", semantic, support)
+    assert [(e.id, e.source_unit_ids) for e in sem] == [(None, [7]), (3, [1, 8])]
+    assert [(e.id, e.outcome, e.source_unit_ids) for e in sup] == [(5, "helped", [2, 8])]
+
+
+def test_sources_must_be_session_units():
+    model = reply_model(["m7"], [], [])
+    with pytest.raises(ValidationError):
+        model.model_validate({"semantic": [{"replaces": "none", "kind": "person", "text": "Omar is a coworker.",
+                                            "source_unit_ids": ["m99"]}], "support": []})
+    with pytest.raises(ValidationError):
+        model.model_validate({"semantic": [{"replaces": "s1", "kind": "person", "text": "Omar is a coworker.",
+                                            "source_unit_ids": ["m7"]}], "support": []})

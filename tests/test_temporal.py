@@ -1,0 +1,43 @@
+from datetime import date
+
+import pytest
+
+from ftamem_core.temporal import is_resolved, resolve
+
+FRIDAY_12 = date(2025, 9, 12)
+
+
+@pytest.mark.parametrize("expression, orientation, expected", [
+    ("last Friday", "past", "2025-09-05"),
+    ("yesterday", "past", "2025-09-11"),
+    ("last night", "past", "2025-09-11"),
+    ("tomorrow", "future", "2025-09-13"),
+    ("two weeks ago", "past", "2025-08-29"),
+    ("3 days ago", "past", "2025-09-09"),
+    ("a few months ago", "past", "2025-06"),
+    ("last week", "past", "2025-09-01/2025-09-07"),
+    ("next week", "future", "2025-09-15/2025-09-21"),
+    ("last month", "past", "2025-08"),
+    ("last year", "past", "2024"),
+    ("in July", "past", "2025-07"),
+    ("in October", "past", "2024-10"),
+    ("in October", "future", "2025-10"),
+    ("October 3rd", "future", "2025-10-03"),
+    ("on the 14th of November", "future", "2025-11-14"),
+    ("on Sunday", "future", "2025-09-14"),
+    ("on Sunday", "past", "2025-09-07"),
+    ("next Monday", "past", "2025-09-15"),
+    ("since March 2024", "past", "2024-03"),
+    ("in 2019", "past", "2019"),
+    ("2025-07", "past", "2025-07"),
+    ("I may come", "past", None),
+    ("at some point", "past", None),
+    ("unknown", "past", None),
+])
+def test_resolve(expression, orientation, expected):
+    assert resolve(expression, FRIDAY_12, orientation) == expected
+
+
+def test_no_anchor_no_guess():
+    assert resolve("yesterday", None) is None
+    assert is_resolved("2025-09-01/2025-09-07") and is_resolved("2025") and not is_resolved("last week")

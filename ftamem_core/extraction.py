@@ -16,12 +16,13 @@ fragment (the unit was written from those turns), so no unit ever cites turns it
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Statement, TimeAnchor,
+from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
 
@@ -29,20 +30,20 @@ from .temporal import is_resolved, resolve, session_date
 class ContentOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: Statement
-    participants: list[str]
-    emotion_or_state: str
-    intention_or_plan: str
-    relation_cues: str
+    participants: list[Short] = Field(max_length=8)
+    emotion_or_state: Short
+    intention_or_plan: Short
+    relation_cues: Short
 
 
 class UnitOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
     completes: str = "none"
-    summary: str
+    summary: Short
     content_type: ContentType
     time_orientation: TimeOrientation
-    event_time_expression: str
-    event_time: str
+    event_time_expression: Short
+    event_time: Short
     content: ContentOut
     evidence_turn_span: list[int] = Field(min_length=2, max_length=2)
     status: Completion
@@ -53,6 +54,9 @@ class ExtractionReply(BaseModel):
     memory_units: list[UnitOut]
 
 
+MAX_UNITS = 10  # per fragment; bounds a model that loops
+
+
 def reply_model(carried_keys: list[str], at_least_one: bool = False) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
@@ -61,7 +65,7 @@ def reply_model(carried_keys: list[str], at_least_one: bool = False) -> type[Ext
     """
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
     unit = create_model("UnitOut", __base__=UnitOut, completes=(allowed, "none"))
-    units = Field(..., min_length=1) if at_least_one else ...
+    units = Field(..., min_length=1 if at_least_one else 0, max_length=MAX_UNITS)
     return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
 
@@ -86,6 +90,26 @@ class Fragment:
         return self.turns[-1].idx
 
 
+_FIRST_PERSON = [
+    (r"\bI'm\b", "{n} is"), (r"\bI am\b", "{n} is"), (r"\bI've\b", "{n} has"), (r"\bI'd\b", "{n} would"),
+    (r"\bI'll\b", "{n} will"), (r"\bI\b", "{n}"), (r"\bmy\b", "{n}'s"), (r"\bMy\b", "{n}'s"),
+    (r"\bmyself\b", "themselves"), (r"\bme\b", "{n}"),
+]
+
+
+def third_person(text: str, name: str) -> str:
+    """Small models still copy first-person turns into facts; name the speaker instead."""
+    for pattern, replacement in _FIRST_PERSON:
+        text = re.sub(pattern, replacement.format(n=name), text)
+    return text
+
+
+def _sole_speaker(turns: list[Turn]) -> str | None:
+    """The one person speaking (not the assistant) in these turns, if there is exactly one."""
+    names = {t.speaker for t in turns if t.role != "assistant" and t.speaker}
+    return names.pop() if len(names) == 1 else None
+
+
 def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
     """A candidate unit from the model's reply, with its evidence kept inside the fragment and
     its event time checked (or resolved from the expression relative to the session date)."""
@@ -93,6 +117,10 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
     first, last = max(first, fragment.start), min(last, fragment.end)
     if first > last:
         first, last = fragment.start, fragment.end
+    text = out.content.text.strip()
+    speaker = _sole_speaker([t for t in fragment.turns if first <= t.idx <= last])
+    if speaker:
+        text = third_person(text, speaker)
     anchor = session_date(fragment.session_time)
     expression = out.event_time_expression.strip()
     # The resolver is exact for the expressions it knows; small models miscount weekdays.
@@ -107,7 +135,7 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
         lifecycle = "unknown"
     return FTAUnit(
         case_id=fragment.case_id,
-        fact=FactAnchor(text=out.content.text.strip(), summary=out.summary.strip(), content_type=out.content_type,
+        fact=FactAnchor(text=text, summary=out.summary.strip(), content_type=out.content_type,
                         participants=[p.strip() for p in out.content.participants if p.strip()]),
         time=TimeAnchor(dialogue_time=fragment.session_time, event_time=event_time,
                         event_time_expression=expression if expression.lower() != "unknown" else "",

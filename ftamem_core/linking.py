@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation
 from .representation import briefs_json, unit_brief
@@ -37,7 +37,8 @@ class LinkingReply(BaseModel):
 def reply_model(keys: list[str]) -> type[LinkingReply]:
     """``memory_id`` may only name one of the candidates shown."""
     update = create_model("UpdateOut", __base__=UpdateOut, memory_id=(Literal[tuple(keys)], ...))  # type: ignore[valid-type]
-    return create_model("LinkingReply", __base__=LinkingReply, memory_updates=(list[update], ...))
+    return create_model("LinkingReply", __base__=LinkingReply,
+                        memory_updates=(list[update], Field(..., max_length=len(keys))))
 
 
 def candidates(store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, threshold: float) -> list[tuple[FTAUnit, float]]:

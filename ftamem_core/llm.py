@@ -169,13 +169,20 @@ _LOADING = threading.Lock()
 
 def _llama(path: Path, config: LLMConfig) -> tuple[Any, threading.Lock]:
     """Load a GGUF model once per process; its lock serialises calls (llama.cpp is not reentrant)."""
-    key = (str(path), config.n_ctx, config.n_threads)
+    key = (str(path), config.n_ctx, config.n_threads, config.prompt_cache_bytes)
     with _LOADING:
         if key not in _LOADED:
             from llama_cpp import Llama
 
             model = Llama(model_path=str(path), n_ctx=config.n_ctx, n_threads=config.n_threads,
                           seed=config.seed, verbose=False)
+            if config.prompt_cache_bytes > 0:
+                # Reuse the KV state of the longest cached prefix: every prompt starts with its
+                # stage's fixed instructions (measured on the 1.5B: a 1,455-token extraction
+                # prompt drops from 21 s to 2 s once its prefix is cached).
+                from llama_cpp import LlamaRAMCache
+
+                model.set_cache(LlamaRAMCache(capacity_bytes=config.prompt_cache_bytes))
             _LOADED[key] = (model, threading.Lock())
         return _LOADED[key]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .models import FTAUnit, SemanticEntry, SemanticKind, Statement, SupportEntry, utcnow
 from .representation import briefs_json
@@ -45,12 +45,14 @@ class LongitudinalReply(BaseModel):
 
 def reply_model(unit_keys: list[str], semantic_keys: list[str], support_keys: list[str]) -> type[LongitudinalReply]:
     units = Literal[tuple(unit_keys)]  # type: ignore[valid-type]
+    sources = (list[units], Field(..., max_length=12))
     sem = create_model("SemanticOut", __base__=SemanticOut, replaces=(Literal[tuple(["none", *semantic_keys])], ...),
-                       source_unit_ids=(list[units], ...))
+                       source_unit_ids=sources)
     sup = create_model("SupportOut", __base__=SupportOut, replaces=(Literal[tuple(["none", *support_keys])], ...),
-                       source_unit_ids=(list[units], ...))
-    return create_model("LongitudinalReply", __base__=LongitudinalReply, semantic=(list[sem], ...),
-                        support=(list[sup], ...))
+                       source_unit_ids=sources)
+    # Bounded lists: a small model otherwise loops until it runs out of tokens (seen with 0.5B).
+    return create_model("LongitudinalReply", __base__=LongitudinalReply,
+                        semantic=(list[sem], Field(..., max_length=8)), support=(list[sup], Field(..., max_length=6)))
 
 
 def unit_key(unit: FTAUnit) -> str:
@@ -72,8 +74,9 @@ def _merge(items: list, existing: list, prefix: str, same, make) -> list:
     by_key = {f"{prefix}{e.id}": e for e in existing}
     out: dict[str, object] = {}
     for item in items:
-        old = by_key.get(item.replaces) or next((e for e in existing if same(e, item)), None)
-        key = f"{prefix}{old.id}" if old else f"new{len(out)}"
+        # A repeat, of an existing entry or of one earlier in this reply, revises it.
+        old = by_key.get(item.replaces) or next((e for e in [*existing, *out.values()] if same(e, item)), None)
+        key = next((k for k, v in out.items() if v is old), None) or (f"{prefix}{old.id}" if old else f"new{len(out)}")
         base = out.get(key, old)
         sources = list(dict.fromkeys((base.source_unit_ids if base else []) + [int(k[1:]) for k in item.source_unit_ids]))
         out[key] = make(item, old.id if old else None, sources)

@@ -60,7 +60,11 @@ def _statement(value: str) -> str:
     return text
 
 
-Statement = Annotated[str, AfterValidator(_statement)]
+# minLength goes into the JSON schema, so constrained decoding cannot produce "" or "...".
+# maxLength bounds a model that loops.
+Statement = Annotated[str, Field(min_length=5, max_length=400), AfterValidator(_statement)]
+# A short free-text field written by a model (anchors, summaries, names).
+Short = Annotated[str, Field(max_length=200)]
 
 
 def utcnow() -> str:

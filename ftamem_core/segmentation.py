@@ -45,7 +45,7 @@ class SpanOut(BaseModel):
 
 class SegmentationReply(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    segments: list[SpanOut]
+    segments: list[SpanOut] = Field(max_length=40)
 
 
 def repair_spans(spans: list[Span], start: int, end: int) -> list[Span]:

@@ -67,6 +67,10 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
     text = " ".join(expression.lower().replace("’", "'").split())
     if is_resolved(text):
         return text
+    try:  # a full timestamp (small models repeat the session time) is its date
+        return datetime.fromisoformat(text.upper()).date().isoformat()
+    except ValueError:
+        pass
     simple = {
         "today": anchor, "tonight": anchor, "this morning": anchor, "this afternoon": anchor,
         "this evening": anchor, "now": anchor, "yesterday": anchor - timedelta(days=1),

@@ -88,3 +88,13 @@ def test_integrate_fuses_finalises_and_keeps_carrying():
     assert [u.fact.text for u in result.finalised] == [
         "Maya started a new job. The new job is at a bakery.", "Maya will ask for a raise.", "The job has night hours."]
     assert [u.fact.text for u in result.carried] == ["Maya is worried about money.", "Lena may visit."]
+
+
+def test_first_person_facts_name_the_speaker():
+    frag = Fragment("c1", 7, [Turn(idx=10, role="user", speaker="Daniel", text="a"),
+                              Turn(idx=11, role="assistant", speaker="Counselor", text="b")], "2025-09-12")
+    (_, u), = parse([unit("I snapped at a student and I'm ashamed of my temper.", 10, 11)], frag=frag)
+    assert u.fact.text == "Daniel snapped at a student and Daniel is ashamed of Daniel's temper."
+    two = Fragment("c1", 7, [Turn(idx=10, speaker="Ana", text="a"), Turn(idx=11, speaker="Ben", text="b")], None)
+    (_, u), = parse([unit("I moved to Denver.", 10, 11)], frag=two)
+    assert u.fact.text == "I moved to Denver."  # two possible speakers: left as written

@@ -31,3 +31,12 @@ def test_sources_must_be_session_units():
     with pytest.raises(ValidationError):
         model.model_validate({"semantic": [{"replaces": "s1", "kind": "person", "text": "Omar is a coworker.",
                                             "source_unit_ids": ["m7"]}], "support": []})
+
+
+def test_repeats_within_one_reply_are_merged():
+    model = reply_model(["m1", "m2"], [], [])
+    item = {"replaces": "none", "strategy": "talking to his sister", "outcome": "unknown", "text": "He plans to."}
+    reply = model.model_validate({"semantic": [], "support": [{**item, "source_unit_ids": ["m1"]},
+                                                              {**item, "source_unit_ids": ["m2"]}]})
+    _, sup = apply(reply, "c", [], [])
+    assert [(e.id, e.source_unit_ids) for e in sup] == [(None, [1, 2])]

@@ -30,6 +30,7 @@ FRIDAY_12 = date(2025, 9, 12)
     ("since March 2024", "past", "2024-03"),
     ("in 2019", "past", "2019"),
     ("2025-07", "past", "2025-07"),
+    ("2025-09-12T19:00", "past", "2025-09-12"),
     ("I may come", "past", None),
     ("at some point", "past", None),
     ("unknown", "past", None),

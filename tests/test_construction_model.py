@@ -1,0 +1,63 @@
+"""Build the shared ES-MemEval sample with the real 0.5B model through the command line."""
+
+import json
+
+import pytest
+
+from ftamem_core.cli import main
+from ftamem_core.store import Store
+
+from conftest import ESMEMEVAL
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    db = str(tmp_path_factory.mktemp("build") / "m.db")
+    assert main(["--db", db, "ingest", str(ESMEMEVAL)]) == 0
+    assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0
+    return db
+
+
+def cli_json(capsys, *args):
+    capsys.readouterr()
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_every_session_has_units_inside_its_turns(built, capsys):
+    store = Store(built)
+    units = store.units("sample-maya")
+    for session in store.sessions("sample-maya"):
+        turns = [t.idx for t in store.turns("sample-maya", session_id=session.id)]
+        mine = [u for u in units if u.evidence.session_id == session.id]
+        assert mine, f"session {session.source_id} has no units"
+        for u in mine:
+            assert turns[0] <= u.evidence.start <= u.evidence.end <= turns[-1]
+            assert u.time.dialogue_time == session.time
+            assert u.fact.text.strip() and u.fact.text.strip() != "..."
+    assert store.index("sample-maya").ids() == {u.id for u in units}
+    listed = cli_json(capsys, "--db", built, "--json", "units", "sample-maya")
+    assert [u["id"] for u in listed] == [u.id for u in units]
+
+
+def test_links_stay_inside_the_case(built, capsys):
+    ids = {u.id for u in Store(built).units("sample-maya", None)}
+    for link in cli_json(capsys, "--db", built, "--json", "links", "sample-maya"):
+        assert link["source"] in ids and link["target"] in ids and link["source"] != link["target"]
+        assert link["relation"] != "unknown"
+
+
+def test_memory_and_cost_are_reported(built, capsys):
+    memory = cli_json(capsys, "--db", built, "--json", "memory", "sample-maya")
+    ids = {u.id for u in Store(built).units("sample-maya")}
+    for entry in memory["semantic"] + memory["support"]:
+        assert set(entry["source_unit_ids"]) <= ids
+    cost = cli_json(capsys, "--db", built, "--json", "cost", "sample-maya")
+    stages = {s["stage"]: s for s in cost["stages"]}
+    assert stages["segmentation"]["calls"] >= 3 and stages["extraction"]["calls"] >= 3
+    assert cost["turns"] == 30 and cost["units"] >= 3 and cost["tokens"] > 1000
+    assert main(["--db", built, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0  # nothing left
+    again = cli_json(capsys, "--db", built, "--json", "cost", "sample-maya")
+    assert again["calls"] == cost["calls"]

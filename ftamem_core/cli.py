@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .config import Settings, load_settings
+from .config import PRESETS, Settings, load_settings
 from .loaders import FORMATS, LoadError
 from .modelfiles import ModelFileError
 from .store import Store, StoreError
@@ -74,6 +74,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c = command("cost", "construction cost per stage (calls, tokens, seconds) and units per turn")
     c.add_argument("case")
+    c = command("ask", "ask a question of a case's memory and print the trace")
+    c.add_argument("case")
+    c.add_argument("question")
+    c.add_argument("--k", type=int, help="units to keep (default: setting top_k)")
+    c.add_argument("--preset", choices=sorted(PRESETS), default="full", help="full method or one ablation")
     return p
 
 
@@ -257,6 +262,30 @@ def cmd_cost(args, settings: Settings):
     return cost, text + "\n" + "  ".join(f"{k} {v}" for k, v in totals.items())
 
 
+def cmd_ask(args, settings: Settings):
+    from .embeddings import Embedder
+    from .inference import ask
+    from .llm import make_llm
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    trace = ask(store, args.case, args.question, llm, Embedder(settings.embedding_model), settings, k=args.k,
+                ablations=PRESETS[args.preset])
+    data = trace.as_dict()
+    cues = {k: v for k, v in data["cues"].items() if v}
+    lines = [f"question: {trace.question}", f"query:    {trace.query}", f"cues:     {json.dumps(cues)}",
+             f"settings: {json.dumps(data['settings'])}", "", "candidates (s_emb, cue, R):"]
+    lines += [f"  m{c['id']:<5} {c['s_emb']:.3f} {c['cue']:.3f} {c['R']:.3f}  {c['reason']}" for c in trace.candidates[:30]]
+    if len(trace.candidates) > 30:
+        lines.append(f"  ... {len(trace.candidates) - 30} more")
+    lines += ["", f"packet ({trace.packet_tokens} tokens):", trace.packet_text, "",
+              f"answer: {trace.answer}", f"cited:  {', '.join(f'm{i}' for i in trace.cited_unit_ids) or '-'}",
+              "calls:  " + "; ".join(f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens {c['seconds']:.1f} s"
+                                      for c in trace.calls)]
+    return data, "\n".join(lines)
+
+
 COMMANDS = {
     "ingest": cmd_ingest,
     "cases": cmd_cases,
@@ -268,4 +297,5 @@ COMMANDS = {
     "links": cmd_links,
     "memory": cmd_memory,
     "cost": cmd_cost,
+    "ask": cmd_ask,
 }

@@ -48,6 +48,26 @@ class LLMConfig(BaseModel):
     prompt_cache_bytes: int = 2 << 30  # embedded: RAM for cached prompt prefixes (0: off)
 
 
+class Ablations(BaseModel):
+    """The paper's ablation switches (inference side); all off is the full method."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    no_rewrite: bool = False  # retrieve with the question as asked
+    plain_embedding: bool = False  # lambda = 1: no cue score
+    flat_context: bool = False  # one flat list instead of the structured packet
+    no_auxiliary: bool = False  # no semantic / support-experience memory in the packet
+    no_time_fields: bool = False  # no time anchors in cue score or packet
+    no_affect_fields: bool = False  # no affect anchors in cue score or packet
+    no_links: bool = False  # no linked-neighbour expansion
+    fact_only: bool = False  # units reduced to their fact text
+    question_only: bool = False  # no memory at all
+
+
+# Named retrieval presets: the full method and one per ablation.
+PRESETS = {"full": Ablations(), **{name: Ablations(**{name: True}) for name in Ablations.model_fields}}
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +82,10 @@ class Settings(BaseModel):
     top_k: int = Field(10, ge=1)  # ES-MemEval (paper's later analyses)
     top_k_locomo: int = Field(25, ge=1)  # LoCoMo
     link_expansion: int = Field(1, ge=0)  # B: linked neighbours per retrieved unit
+    candidate_pool: int = Field(100, ge=1)  # FAISS hits scored per question (at least K)
+    auxiliary_limit: int = Field(6, ge=0)  # semantic / support entries in a packet
+    answer_max_tokens: int = 512
+    ablations: Ablations = Field(default_factory=Ablations)
     # Linking: candidate neighbours by embedding similarity before the classifier call
     link_candidates: int = Field(5, ge=0)
     link_threshold: float = 0.5
@@ -83,6 +107,8 @@ class Settings(BaseModel):
         """A copy with top-level changes; ``llm`` may be a dict of LLM field changes."""
         data = self.model_dump()
         llm_changes = changes.pop("llm", None) or {}
+        ablation_changes = changes.pop("ablations", None) or {}
+        data["ablations"].update(ablation_changes)
         data.update({k: v for k, v in changes.items() if v is not None})
         data["llm"].update({k: v for k, v in llm_changes.items() if v is not None})
         return Settings.model_validate(data)

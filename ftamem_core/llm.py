@@ -91,6 +91,10 @@ class LLM(ABC):
     def model_name(self) -> str:
         return self.config.model
 
+    def count_tokens(self, text: str) -> int:
+        """Tokens in ``text`` (an estimate of 4 characters a token where no tokenizer is at hand)."""
+        return max(1, len(text) // 4) if text else 0
+
     @abstractmethod
     def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
                   schema: dict | None, schema_name: str) -> Completion:
@@ -193,6 +197,10 @@ class EmbeddedLLM(LLM):
     def __init__(self, config: LLMConfig, model_path: Path, recorder: Recorder | None = None):
         super().__init__(config, recorder)
         self.model_path = Path(model_path)
+
+    def count_tokens(self, text: str) -> int:
+        model, _ = _llama(self.model_path, self.config)
+        return len(model.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
 
     def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
         model, lock = _llama(self.model_path, self.config)

@@ -308,6 +308,37 @@ class Store:
             raise NotFound(f"no unit {unit_id} in case {case_id!r}")
         return _unit_from_row(rows[0])
 
+    def rows_by_id(self, case_id: str, table: str, fields: str, ids: list[int]) -> list[dict]:
+        """Some columns of many rows of one case in one query per 900 ids (SQLite's limit)."""
+        rows: list[dict] = []
+        for n in range(0, len(ids), 900):
+            chunk = ids[n : n + 900]
+            rows += self._rows(f"SELECT {fields} FROM {table} WHERE case_id = ? AND id IN ({', '.join('?' * len(chunk))})",
+                               (case_id, *chunk))
+        return rows
+
+    def units_by_id(self, case_id: str, ids: list[int]) -> list[FTAUnit]:
+        """Units in the order of ``ids`` (missing ones left out), fetched together."""
+        by_id = {r["id"]: _unit_from_row(r) for r in self.rows_by_id(case_id, "units", "*", list(ids))}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def links_touching(self, case_id: str, ids: list[int]) -> list[Link]:
+        if not ids:
+            return []
+        marks = ", ".join("?" * len(ids))
+        rows = self._rows(f"SELECT * FROM links WHERE case_id = ? AND (source IN ({marks}) OR target IN ({marks}))",
+                          (case_id, *ids, *ids))
+        return [Link(**r) for r in rows]
+
+    def turns_in_spans(self, case_id: str, spans: list[tuple[int, int]]) -> list[Turn]:
+        """The turns inside any of the (first, last) global index spans, in one query."""
+        if not spans:
+            return []
+        where = " OR ".join("idx BETWEEN ? AND ?" for _ in spans)
+        flat = [x for span in spans for x in span]
+        return [Turn(**r) for r in self._rows(f"SELECT * FROM turns WHERE case_id = ? AND ({where}) ORDER BY idx",
+                                               (case_id, *flat))]
+
     def units(self, case_id: str, construction_status: str | None = "final") -> list[FTAUnit]:
         sql, params = "SELECT * FROM units WHERE case_id = ?", [case_id]
         if construction_status is not None:

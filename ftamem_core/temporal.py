@@ -118,6 +118,8 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
             if unit == "month":
                 return _add_months(anchor, n).strftime("%Y-%m")
             return str(anchor.year + n)
+    if m := _SEASON.search(text):
+        return _season(m, anchor, orientation)
     for name, wd in _WEEKDAYS.items():
         if re.search(rf"\b{name}s?\b", text):
             if re.search(rf"\b(next|coming|this coming)\s+{name}\b", text) or (
@@ -148,9 +150,63 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
     return None
 
 
+_SEASON = re.compile(r"\b(?:(last|this|next)\s+)?(spring|summer|autumn|fall|winter)\b(?:\s+(?:of\s+)?(\d{4}))?")
+_SEASON_MONTHS = {"spring": (3, 5), "summer": (6, 8), "autumn": (9, 11), "fall": (9, 11), "winter": (12, 2)}
+
+
+def _season(m: re.Match, anchor: date, orientation: str) -> str:
+    """A season as a date range, relative to the anchor ("last spring", "this summer", "summer 2024")."""
+    which, name, year_text = m.group(1), m.group(2), m.group(3)
+    first, last = _SEASON_MONTHS[name]
+
+    def span(year: int) -> tuple[date, date]:
+        end_year = year + 1 if last < first else year
+        return date(year, first, 1), date(end_year, last, calendar.monthrange(end_year, last)[1])
+
+    if year_text:
+        year = int(year_text)
+    else:
+        started = anchor.year if anchor.month >= first else anchor.year - 1  # latest start not after anchor
+        ongoing = anchor <= span(started)[1]
+        if which == "last":
+            year = started - 1 if ongoing else started
+        elif which == "next":
+            year = started + 1
+        elif which == "this":
+            year = started if ongoing or last < first else anchor.year
+        else:
+            year = started if ongoing or orientation != "future" else started + 1
+    a, b = span(year)
+    return f"{a.isoformat()}/{b.isoformat()}"
+
+
 def _nearest_year(anchor: date, month: int, orientation: str) -> int:
     """A month named without a year: the latest one not after the session for the past, the next
     one for the future."""
     if orientation == "future":
         return anchor.year if month >= anchor.month else anchor.year + 1
     return anchor.year if month <= anchor.month else anchor.year - 1
+
+
+def time_range(value: str | None) -> tuple[int, int] | None:
+    """Day ordinals (first, last) covered by a resolved time: date, month, year or range."""
+    if not value or not is_resolved(value.strip()):
+        return None
+    parts = value.strip().split("/")
+
+    def bounds(text: str) -> tuple[date, date]:
+        pieces = [int(p) for p in text.split("-")]
+        if len(pieces) == 3:
+            d = date(*pieces)
+            return d, d
+        if len(pieces) == 2:
+            y, mth = pieces
+            return date(y, mth, 1), date(y, mth, calendar.monthrange(y, mth)[1])
+        return date(pieces[0], 1, 1), date(pieces[0], 12, 31)
+
+    try:
+        first = bounds(parts[0])[0]
+        last = bounds(parts[-1])[1]
+    except ValueError:
+        return None
+    return first.toordinal(), last.toordinal()

@@ -61,3 +61,22 @@ def test_memory_and_cost_are_reported(built, capsys):
     assert main(["--db", built, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0  # nothing left
     again = cli_json(capsys, "--db", built, "--json", "cost", "sample-maya")
     assert again["calls"] == cost["calls"]
+
+
+def test_asking_the_sample_questions_retrieves_the_gold_evidence(built, capsys):
+    """Ask every question of the sample with the real model; the packet's source spans should cover
+    the gold evidence turns for most of them."""
+    store = Store(built)
+    questions = store.questions("sample-maya")
+    covered = 0
+    for q in questions:
+        trace = cli_json(capsys, "--db", built, "--model", "qwen2.5-0.5b", "--json", "ask", "sample-maya", q.question)
+        assert trace["answer"].strip() and trace["packet"]["tokens"] > 0
+        assert set(trace["cited_unit_ids"]) <= {u["id"] for u in trace["packet"]["primary"]} | {
+            n["unit"]["id"] for n in trace["packet"]["neighbours"]}
+        seen = {t["original_id"] for turns in trace["packet"]["sources"].values() for t in turns}
+        if set(q.evidence) <= seen:
+            covered += 1
+    recall = covered / len(questions)
+    print(f"\nevidence recall over {len(questions)} sample questions: {recall:.2f}")
+    assert recall >= 0.5

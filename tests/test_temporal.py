@@ -42,3 +42,23 @@ def test_resolve(expression, orientation, expected):
 def test_no_anchor_no_guess():
     assert resolve("yesterday", None) is None
     assert is_resolved("2025-09-01/2025-09-07") and is_resolved("2025") and not is_resolved("last week")
+
+
+@pytest.mark.parametrize("expression, anchor, expected", [
+    ("last spring", date(2025, 10, 20), "2025-03-01/2025-05-31"),
+    ("last spring", date(2025, 4, 20), "2024-03-01/2024-05-31"),
+    ("this summer", date(2025, 4, 20), "2025-06-01/2025-08-31"),
+    ("last winter", date(2025, 10, 20), "2024-12-01/2025-02-28"),
+    ("in the summer of 2024", date(2025, 10, 20), "2024-06-01/2024-08-31"),
+    ("as of October 12, 2025", date(2025, 10, 20), "2025-10-12"),
+])
+def test_seasons_and_written_dates(expression, anchor, expected):
+    assert resolve(expression, anchor) == expected
+
+
+def test_time_range():
+    from ftamem_core.temporal import time_range
+    assert time_range("2025-09") == (date(2025, 9, 1).toordinal(), date(2025, 9, 30).toordinal())
+    assert time_range("2024") == (date(2024, 1, 1).toordinal(), date(2024, 12, 31).toordinal())
+    assert time_range("2025-09-01/2025-09-07")[1] - time_range("2025-09-01/2025-09-07")[0] == 6
+    assert time_range("unknown") is None and time_range("2025-02-30") is None

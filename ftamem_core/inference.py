@@ -1,0 +1,98 @@
+"""Ask a question of a case's memory: rewrite -> retrieval (s_emb + cue score, tau, K) ->
+expansion (links, B) -> packet -> grounded answer, with a trace of every step."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .answering import answer
+from .config import Ablations, Settings
+from .construction import people
+from .embeddings import Embedder
+from .llm import LLM, call_context
+from .packet import MemoryPacket, build_packet, render
+from .prompts import load_prompt
+from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates
+from .store import Store
+
+
+@dataclass
+class AskTrace:
+    case_id: str
+    question: str
+    query: str = ""
+    cues: Cues = field(default_factory=Cues)
+    candidates: list[dict] = field(default_factory=list)
+    kept_ids: list[int] = field(default_factory=list)
+    packet: MemoryPacket = field(default_factory=MemoryPacket)
+    packet_text: str = ""
+    packet_tokens: int = 0
+    answer: str = ""
+    cited_unit_ids: list[int] = field(default_factory=list)
+    calls: list[dict] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        p = self.packet
+        return {
+            "case_id": self.case_id, "question": self.question, "query": self.query, "cues": self.cues.model_dump(),
+            "settings": self.settings, "candidates": self.candidates, "kept_ids": self.kept_ids,
+            "dropped_by_threshold": [c["id"] for c in self.candidates if c["reason"].startswith("R ")],
+            "packet": {
+                "primary": [u.model_dump() for u in p.primary],
+                "neighbours": [{"unit": n.unit.model_dump(), "via": n.via, "relation": n.relation} for n in p.neighbours],
+                "sources": {str(k): [t.model_dump() for t in v] for k, v in p.sources.items()},
+                "semantic": [e.model_dump() for e in p.semantic], "support": [e.model_dump() for e in p.support],
+                "text": self.packet_text, "tokens": self.packet_tokens,
+            },
+            "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
+        }
+
+
+def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
+        k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
+    ab = ablations or settings.ablations
+    k = k or settings.top_k
+    trace = AskTrace(case_id, question, settings={
+        "k": k, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
+        "B": settings.link_expansion, "ablations": {n: v for n, v in ab.model_dump().items() if v}})
+    sessions = store.sessions(case_id)
+    last_time = next((s.time for s in reversed(sessions) if s.time), None)
+    with call_context(case_id=case_id):
+        started = time.perf_counter()
+        if ab.question_only:
+            trace.query = question
+        elif ab.no_rewrite:
+            trace.query, trace.cues = question, heuristic_cues(question, last_time)
+        else:
+            turns = store.turns(case_id, session_id=sessions[0].id) if sessions else []
+            dates = ", ".join(s.time or s.time_text for s in sessions if s.time or s.time_text) or "unknown"
+            messages = load_prompt("rewrite").messages(people=people(turns), dates=dates, question=question)
+            reply, call = llm.structured("rewrite", messages, RewriteReply, temperature=settings.answer_temperature,
+                                         max_tokens=settings.answer_max_tokens)
+            trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
+            trace.query, trace.cues = reply.query, cues_from(reply, last_time)
+        trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
+
+        started = time.perf_counter()
+        if not ab.question_only:
+            vector = embedder.encode([trace.query])[0]
+            scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
+                                              lam=settings.lam, pool=settings.candidate_pool, ablations=ab)
+            trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
+        trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
+                                    settings.auxiliary_limit)
+        trace.packet_text = render(trace.packet, ab)
+        trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)
+        trace.packet_tokens = llm.count_tokens(trace.packet_text)
+
+        started = time.perf_counter()
+        trace.answer, trace.cited_unit_ids, call = answer(
+            llm, question, trace.packet_text, trace.packet.unit_ids(), settings.answer_temperature,
+            settings.answer_max_tokens)
+        trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
+        trace.seconds["answer"] = round(time.perf_counter() - started, 3)
+    return trace

@@ -1,0 +1,201 @@
+"""Cue score, thresholding, expansion, packet sections and every ablation switch."""
+
+import numpy as np
+import pytest
+
+from ftamem_core.config import PRESETS, Ablations, load_settings
+from ftamem_core.inference import ask
+from ftamem_core.llm import ScriptedLLM
+from ftamem_core.models import Link
+from ftamem_core.packet import build_packet, expand, render
+from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
+
+from conftest import make_doc, make_unit
+from scripted import HashEmbedder
+
+EMB = HashEmbedder()
+FULL = Ablations()
+
+
+@pytest.fixture
+def memory(store):
+    """Six units in a two-session case, with links around unit 'shifts'."""
+    store.ingest([make_doc("c1", sessions=2, turns=6)])
+    s1, s2 = store.sessions("c1")
+    specs = [
+        ("Maya was moved to night shifts by her manager", 0, 1, s1, "event", "2025-02-16", ["Maya"], "exhausted"),
+        ("Maya sleeps four hours a day", 2, 3, s1, "current_state", "unknown", ["Maya"], "tired"),
+        ("Omar suggested blackout curtains to Maya", 4, 5, s1, "support_interaction", "unknown", ["Maya", "Omar"], "hopeful"),
+        ("Maya bought blackout curtains and sleeps six hours", 6, 7, s2, "event", "2025-03-10", ["Maya"], "relieved"),
+        ("Maya argued with her sister Lena about their father", 8, 9, s2, "relationship_event", "2025-03-14", ["Maya", "Lena"], "angry"),
+        ("Maya plans to ask Lena for help with the night shifts", 10, 11, s2, "homework_or_plan", "unknown", ["Maya", "Lena"], "unknown"),
+    ]
+    units = []
+    for text, a, b, sess, ctype, when, who, feel in specs:
+        u = make_unit("c1", text, a, b, session_id=sess.id)
+        u.fact.content_type, u.time.event_time, u.fact.participants = ctype, when, who
+        u.affect.emotion_or_state, u.time.dialogue_time = feel, sess.time
+        units.append(u)
+    ids = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    shifts, sleep, omar, curtains, lena, plan = ids
+    store.add_links("c1", [
+        Link(source=curtains, target=omar, relation="followup_of", confidence="high"),
+        Link(source=curtains, target=sleep, relation="updates", confidence="high"),
+        Link(source=plan, target=shifts, relation="followup_of", confidence="medium"),
+        Link(source=lena, target=shifts, relation="supports", confidence="high"),
+    ])
+    return store, dict(zip(["shifts", "sleep", "omar", "curtains", "lena", "plan"], ids))
+
+
+def scored(store, query, cues, ablations=FULL, k=10, tau=0.0, lam=0.8):
+    return score_candidates(store, "c1", EMB.encode([query])[0], cues, k=k, tau=tau, lam=lam, pool=50, ablations=ablations)
+
+
+def row(result, uid):
+    return next(r for r in result.rows() if r["id"] == uid)
+
+
+def test_cue_components(memory):
+    store, ids = memory
+    cues = Cues(people=["Lena"], times=["2025-03"], content_types=["relationship_event"], affect_terms=["angry"])
+    r = scored(store, "Maya and Lena", cues)
+    lena = row(r, ids["lena"])
+    assert (lena["time"], lena["type"], lena["people"], lena["affect"], lena["cue"]) == (1.0, 1.0, 1.0, 1.0, 1.0)
+    shifts = row(r, ids["shifts"])
+    assert (shifts["time"], shifts["type"], shifts["people"], shifts["affect"]) == (0.5, 0.0, 0.0, 0.0)  # Feb 16 is near March
+    plan = row(r, ids["plan"])
+    assert plan["time"] == 1.0  # unknown event time: the day it was said (session 2, March) counts
+    assert abs(lena["R"] - (0.8 * lena["s_emb"] + 0.2 * 1.0)) < 1e-3
+
+
+def test_no_cues_means_embedding_only_and_components_are_absent(memory):
+    store, ids = memory
+    r = scored(store, "night shifts", Cues())
+    assert all(x["cue"] == 0 for x in r.rows()) and "time" not in r.rows()[0]
+    assert r.kept_ids()[0] == ids["shifts"]
+
+
+def test_threshold_and_top_k(memory):
+    store, ids = memory
+    r = scored(store, "Maya night shifts", Cues(), tau=0.0, k=2)
+    rows = r.rows()
+    assert len(r.kept_ids()) == 2 and r.kept_ids() == [x["id"] for x in rows[:2]]
+    assert [x["reason"] for x in rows[2:]] == ["beyond top K=2"] * (len(rows) - 2)
+    r = scored(store, "Maya night shifts", Cues(), tau=0.3, k=10)
+    rows = r.rows()
+    assert all(x["R"] >= 0.3 for x in rows if x["kept"]) and any(x["kept"] for x in rows)
+    assert all(x["reason"].startswith("R ") for x in rows if not x["kept"]) and not all(x["kept"] for x in rows)
+    assert scored(store, "Maya", Cues(), tau=0.99).kept_ids() == []
+
+
+def test_expansion_order_dedup_and_budget(memory):
+    store, ids = memory
+    # shifts is updated/followed by 'plan' (followup_of, medium) and supported by 'lena' (high):
+    # follow-ups of the primary come first, whatever their confidence.
+    (n,) = expand(store, "c1", [ids["shifts"]], per_unit=1)
+    assert n.unit.id == ids["plan"] and n.relation == f"followup_of m{ids['shifts']}"
+    both = expand(store, "c1", [ids["shifts"]], per_unit=2)
+    assert [x.unit.id for x in both] == [ids["lena"], ids["plan"]]  # then ordered by time
+    # omar and sleep both lead to 'curtains': it appears once; a primary is never a neighbour
+    shared = expand(store, "c1", [ids["omar"], ids["sleep"]], per_unit=1)
+    assert [x.unit.id for x in shared] == [ids["curtains"]]
+    assert [x.unit.id for x in expand(store, "c1", [ids["omar"], ids["curtains"]], per_unit=3)] == [ids["sleep"]]
+    assert expand(store, "c1", [ids["shifts"]], per_unit=0) == []
+
+
+def test_packet_sections(memory):
+    store, ids = memory
+    from ftamem_core.models import SemanticEntry
+    store.save_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]]),
+                               SemanticEntry(kind="preference", text="Maya likes running.", source_unit_ids=[ids["omar"]])])
+    packet = build_packet(store, "c1", [ids["shifts"]], 2, FULL, 6)
+    assert [u.id for u in packet.primary] == [ids["shifts"]]
+    assert {n.unit.id for n in packet.neighbours} == {ids["lena"], ids["plan"]}
+    assert [t.idx for t in packet.sources[ids["shifts"]]] == [0, 1]
+    assert [t.idx for t in packet.sources[ids["plan"]]] == [10, 11]
+    assert [e.text for e in packet.semantic] == ["Lena is Maya's sister."]  # only entries citing packet units
+    text = render(packet, FULL)
+    for heading in ("## Primary units", "## Linked units", "## Source turns", "## Notes about the person"):
+        assert heading in text
+    assert text.index(f"[m{ids['shifts']}]") < text.index("## Linked units") < text.index(f"[m{ids['plan']}]")
+
+
+def answer_llm(rewrite=None):
+    rewrite = rewrite or {"query": "Maya night shifts", "people": ["Maya"], "time_expressions": ["in February 2025"],
+                          "content_types": ["event"], "affect_terms": ["exhausted"]}
+    def reply(stage, messages):
+        return rewrite if stage == "rewrite" else {"answer": "February 2025", "cited_unit_ids": []}
+
+    return ScriptedLLM([reply] * 4)
+
+
+def run(memory, preset, **settings):
+    store, ids = memory
+    llm = answer_llm()
+    trace = ask(store, "c1", "When did Maya start night shifts?", llm, EMB,
+                load_settings(environ={}, tau=0.0, top_k=2, **settings), ablations=PRESETS[preset])
+    return trace, llm
+
+
+def test_full_pipeline_trace(memory):
+    trace, llm = run(memory, "full")
+    d = trace.as_dict()
+    assert [s for s, _ in llm.prompts] == ["rewrite", "answer"]
+    assert d["query"] == "Maya night shifts" and d["cues"]["times"] == ["2025-02"]
+    assert d["kept_ids"] and d["packet"]["tokens"] > 0 and d["answer"] == "February 2025"
+    assert "## Primary units" in llm.prompts[1][1][1]["content"]
+    assert {"rewrite", "retrieval", "answer"} <= set(d["seconds"])
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_each_ablation_changes_what_it_should_and_nothing_else(memory, preset):
+    full, _ = run(memory, "full")
+    trace, llm = run(memory, preset)
+    stages = [s for s, _ in llm.prompts]
+    text = trace.packet_text
+    same_retrieval = trace.kept_ids == full.kept_ids
+    if preset == "full":
+        assert trace.as_dict()["packet"] == full.as_dict()["packet"]
+    elif preset == "no_rewrite":
+        assert stages == ["answer"] and trace.query == "When did Maya start night shifts?"
+        assert trace.cues.people == ["Maya"]  # read off the question
+    elif preset == "plain_embedding":
+        assert trace.settings["lam"] == 1.0 and all(abs(c["R"] - c["s_emb"]) < 1e-4 for c in trace.candidates)
+        assert text.count("## ") == full.packet_text.count("## ")
+    elif preset == "flat_context":
+        assert same_retrieval and "## " not in text and "[m" in text
+    elif preset == "no_auxiliary":
+        assert same_retrieval and trace.packet.semantic == [] and trace.packet.support == []
+    elif preset == "no_time_fields":
+        assert "time" not in trace.candidates[0] and "said 20" not in text and "happened" not in text
+        assert "feeling:" in text
+    elif preset == "no_affect_fields":
+        assert "affect" not in trace.candidates[0] and "feeling:" not in text and "said 20" in text
+    elif preset == "no_links":
+        assert same_retrieval and trace.packet.neighbours == [] and full.packet.neighbours
+    elif preset == "fact_only":
+        assert "feeling:" not in text and "said 20" not in text and "(type" not in text
+    elif preset == "question_only":
+        assert stages == ["answer"] and text == "(no memory)" and trace.kept_ids == []
+    if preset in ("flat_context", "no_auxiliary", "no_links"):
+        assert [c["R"] for c in trace.candidates] == [c["R"] for c in full.candidates]
+
+
+def test_citations_are_limited_to_packet_units(memory):
+    store, ids = memory
+    bad = ScriptedLLM([{"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [],
+                        "affect_terms": []}] + [{"answer": "x", "cited_unit_ids": ["m999"]}] * 3)
+    from ftamem_core.llm import LLMError
+    with pytest.raises(LLMError, match="^answer:"):
+        ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, tau=0.0))
+
+
+def test_heuristic_cues():
+    cues = heuristic_cues("When did Maya argue with Lena last spring?", "2025-10-20")
+    assert cues.people == ["Maya", "Lena"] and cues.times == ["2025-03-01/2025-05-31"]
+
+
+def test_empty_case_answers_from_nothing(store):
+    store.ingest([make_doc("c1")])
+    trace = ask(store, "c1", "Anything?", answer_llm(), EMB, load_settings(environ={}))
+    assert trace.kept_ids == [] and "(none found)" in trace.packet_text

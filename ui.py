@@ -17,7 +17,7 @@ def settings() -> Settings:
 
 @st.cache_resource
 def store(db_path: str) -> Store:
-    return Store(db_path)
+    return Store(db_path, index_config=settings().index)
 
 
 def active_store() -> Store:

@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c = command("cost", "construction cost per stage (calls, tokens, seconds) and units per turn")
     c.add_argument("case")
+    c = command("bench", "benchmarks: 'retrieval' (latency and recall on synthetic cases)")
+    c.add_argument("what", choices=["retrieval"])
+    c.add_argument("--units", type=int, default=10_000)
+    c.add_argument("--queries", type=int, default=200)
     c = command("ask", "ask a question of a case's memory and print the trace")
     c.add_argument("case")
     c.add_argument("question")
@@ -132,7 +136,7 @@ def _cell(value: Any, width: int = 100) -> str:
 
 
 def _open(settings: Settings) -> Store:
-    return Store(settings.db_path)
+    return Store(settings.db_path, index_config=settings.index)
 
 
 def cmd_ingest(args, settings: Settings):
@@ -286,6 +290,13 @@ def cmd_ask(args, settings: Settings):
     return data, "\n".join(lines)
 
 
+def cmd_bench(args, settings: Settings):
+    from .bench import bench_retrieval
+
+    row = bench_retrieval(args.units, args.queries, config=settings.index)
+    return row, _table([row], list(row))
+
+
 COMMANDS = {
     "ingest": cmd_ingest,
     "cases": cmd_cases,
@@ -298,4 +309,5 @@ COMMANDS = {
     "memory": cmd_memory,
     "cost": cmd_cost,
     "ask": cmd_ask,
+    "bench": cmd_bench,
 }

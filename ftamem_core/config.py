@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .vectors import IndexConfig
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 # Named embedded models: the GGUF files shipped as byte chunks on PyPI (see modelfiles.py).
@@ -86,6 +88,7 @@ class Settings(BaseModel):
     auxiliary_limit: int = Field(6, ge=0)  # semantic / support entries in a packet
     answer_max_tokens: int = 512
     ablations: Ablations = Field(default_factory=Ablations)
+    index: IndexConfig = Field(default_factory=IndexConfig)
     # Linking: candidate neighbours by embedding similarity before the classifier call
     link_candidates: int = Field(5, ge=0)
     link_threshold: float = 0.5

@@ -40,7 +40,7 @@ from .models import (
     Turn,
     utcnow,
 )
-from .vectors import DIM, CaseIndex, VectorStore, normalise
+from .vectors import DIM, CaseIndex, IndexConfig, VectorStore, normalise
 
 OnExists = Literal["refuse", "replace", "skip"]
 
@@ -62,7 +62,7 @@ class VersionConflict(StoreError):
 
 
 class Store:
-    def __init__(self, path: str | Path = ":memory:", dim: int = DIM):
+    def __init__(self, path: str | Path = ":memory:", dim: int = DIM, index_config: IndexConfig | None = None):
         self.path = str(path)
         in_memory = self.path == ":memory:"
         if not in_memory:
@@ -77,7 +77,7 @@ class Store:
         self._lock = threading.RLock()
         self.applied_migrations = apply_migrations(self.conn, utcnow())
         folder = None if in_memory else Path(self.path).with_suffix(".faiss")
-        self.vectors = VectorStore(folder, dim)
+        self.vectors = VectorStore(folder, dim, index_config)
 
     def close(self) -> None:
         self.conn.close()

@@ -11,11 +11,35 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import Literal
 
 import faiss
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 DIM = 384  # all-MiniLM-L6-v2
+
+
+class IndexConfig(BaseModel):
+    """Which FAISS index a case gets. ``auto`` picks by size: exact inner product up to
+    ``hnsw_from`` units, HNSW up to ``ivf_from``, then IVF with 8-bit scalar quantisation
+    (exact float32 scanning cannot meet the latency targets past ~100k units; see
+    benchmarks/retrieval.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
+    hnsw_from: int = 20_000
+    ivf_from: int = 400_000
+    hnsw_m: int = 32
+    ef_construction: int = 80
+    ef_search: int = 96
+    nprobe: int = 24
+
+    def choose(self, n: int) -> str:
+        if self.kind != "auto":
+            return self.kind
+        return "flat" if n < self.hnsw_from else "hnsw" if n < self.ivf_from else "ivf"
 
 
 def case_file_key(case_id: str) -> str:
@@ -36,9 +60,42 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 class CaseIndex:
     """The vectors of one case's retrievable units."""
 
-    def __init__(self, dim: int = DIM):
-        self.dim = dim
-        self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+    def __init__(self, dim: int = DIM, kind: str = "flat", config: IndexConfig | None = None):
+        self.dim, self.kind = dim, kind
+        self.config = config or IndexConfig()
+        self.index = faiss.IndexIDMap2(self._inner(kind))
+
+    def _inner(self, kind: str):
+        c = self.config
+        if kind == "flat":
+            return faiss.IndexFlatIP(self.dim)
+        if kind == "hnsw":
+            inner = faiss.IndexHNSWFlat(self.dim, c.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            inner.hnsw.efConstruction = c.ef_construction
+            inner.hnsw.efSearch = c.ef_search
+            return inner
+        if kind == "ivf":
+            self._quantizer = faiss.IndexFlatIP(self.dim)  # kept alive: the IVF index points to it
+            return faiss.IndexIVFScalarQuantizer(self._quantizer, self.dim, 1, faiss.ScalarQuantizer.QT_8bit,
+                                                 faiss.METRIC_INNER_PRODUCT)
+        raise ValueError(f"unknown index kind {kind!r}")
+
+    @classmethod
+    def build(cls, ids: list[int], vectors: np.ndarray, dim: int = DIM, config: IndexConfig | None = None) -> "CaseIndex":
+        """An index of the kind the config picks for this many vectors, filled with them."""
+        config = config or IndexConfig()
+        index = cls(dim, config.choose(len(ids)), config)
+        if index.kind == "ivf":
+            vectors = normalise(vectors)
+            nlist = max(1, min(4 * int(np.sqrt(len(ids))), len(ids) // 39 or 1))
+            inner = faiss.IndexIVFScalarQuantizer(index._quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+            sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: max(nlist * 39, 50_000)]]
+            inner.train(sample)
+            inner.nprobe = config.nprobe
+            index.index = faiss.IndexIDMap2(inner)
+        index.add(ids, vectors)
+        return index
 
     @property
     def ntotal(self) -> int:
@@ -57,9 +114,14 @@ class CaseIndex:
             raise ValueError(f"expected {len(ids)} vectors of {self.dim} dims, got {vectors.shape}")
         self.index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
 
-    def remove(self, ids: list[int]) -> None:
-        if ids:
-            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+    def remove(self, ids: list[int]) -> bool:
+        """Remove ids; False when the index kind cannot (HNSW): rebuild it instead."""
+        if not ids:
+            return True
+        if self.kind == "hnsw":
+            return False
+        self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+        return True
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Scores and ids of the k nearest units, best first (ids -1 past the end)."""
@@ -74,7 +136,7 @@ class CaseIndex:
         os.replace(tmp, path)  # a killed process leaves the old file, never half a file
 
     @classmethod
-    def load(cls, path: Path, dim: int = DIM) -> "CaseIndex | None":
+    def load(cls, path: Path, dim: int = DIM, config: IndexConfig | None = None) -> "CaseIndex | None":
         """The saved index, or None when it is missing or unreadable."""
         try:
             index = faiss.read_index(str(path))
@@ -82,17 +144,25 @@ class CaseIndex:
             return None
         if index.d != dim:
             return None
-        loaded = cls(dim)
-        loaded.index = index
+        inner = faiss.downcast_index(index.index) if hasattr(index, "index") else index
+        kind = "hnsw" if isinstance(inner, faiss.IndexHNSW) else "ivf" if isinstance(inner, faiss.IndexIVF) else "flat"
+        loaded = cls(dim, "flat", config)
+        loaded.index, loaded.kind = index, kind
+        if kind == "hnsw":
+            inner.hnsw.efSearch = loaded.config.ef_search
+        elif kind == "ivf":
+            inner.nprobe = loaded.config.nprobe
+        loaded._inner_ref = inner  # the downcast object must outlive searches
         return loaded
 
 
 class VectorStore:
     """The per-case indexes of one database, kept in memory once loaded."""
 
-    def __init__(self, folder: Path | None, dim: int = DIM):
+    def __init__(self, folder: Path | None, dim: int = DIM, config: IndexConfig | None = None):
         self.folder = folder  # None: in-memory database, nothing saved
         self.dim = dim
+        self.config = config or IndexConfig()
         self._indexes: dict[str, CaseIndex] = {}
         self._lock = threading.RLock()
 
@@ -106,11 +176,11 @@ class VectorStore:
             index = self._indexes.get(case_id)
             if index is None:
                 path = self.path(case_id)
-                index = CaseIndex.load(path, self.dim) if path and path.exists() else None
-            if index is None or index.ids() != store_ids:
-                index = CaseIndex(self.dim)
+                index = CaseIndex.load(path, self.dim, self.config) if path and path.exists() else None
+            # Rebuilt when its ids differ from the store's, or the case outgrew its index kind.
+            if index is None or index.kind != self.config.choose(len(store_ids)) or index.ids() != store_ids:
                 ids, vectors = fetch()
-                index.add(ids, vectors)
+                index = CaseIndex.build(ids, vectors, self.dim, self.config)
                 self._save(case_id, index)
             self._indexes[case_id] = index
             return index
@@ -129,8 +199,10 @@ class VectorStore:
         with self._lock:
             index = self._indexes.get(case_id)
             if index is not None:
-                index.remove(ids)
-                self._save(case_id, index)
+                if index.remove(ids):
+                    self._save(case_id, index)
+                else:  # rebuilt from the store when next used
+                    self._indexes.pop(case_id)
             # An index not loaded yet is checked against the store when it is next opened.
 
     def drop(self, case_id: str) -> None:

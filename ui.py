@@ -1,10 +1,14 @@
-"""Streamlit glue shared by the pages: the store and settings, loaded once per process."""
+"""Streamlit glue shared by the pages: settings, store, models and build jobs, loaded once per
+process (st.cache_resource); the active case and the chosen backend live in the session."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ftamem_core.config import Settings, load_settings
+from ftamem_core.config import LLMConfig, Settings, load_settings
+from ftamem_core.embeddings import Embedder
+from ftamem_core.jobs import JobRegistry
+from ftamem_core.llm import LLM, make_llm
 from ftamem_core.store import Store
 
 SAMPLE_CASE = "data/sample_case.json"
@@ -22,6 +26,30 @@ def store(db_path: str) -> Store:
 
 def active_store() -> Store:
     return store(settings().db_path)
+
+
+@st.cache_resource
+def embedder() -> Embedder:
+    return Embedder(settings().embedding_model, settings().embedding_batch_size)
+
+
+@st.cache_resource
+def _llm(config_json: str) -> LLM:
+    return make_llm(LLMConfig.model_validate_json(config_json), settings().model_dir, recorder=active_store().record_call)
+
+
+def llm_config() -> LLMConfig:
+    """The backend chosen in the sidebar (the settings' one until changed)."""
+    return st.session_state.get("llm_config") or settings().llm
+
+
+def llm() -> LLM:
+    return _llm(llm_config().model_dump_json())
+
+
+@st.cache_resource
+def jobs() -> JobRegistry:
+    return JobRegistry()
 
 
 def choose_case(case_id: str) -> None:
@@ -47,6 +75,14 @@ def active_case() -> str | None:
     return None
 
 
+def require_case() -> str:
+    case_id = active_case()
+    if case_id is None:
+        st.info("Load or choose a case on the Cases page first.")
+        st.stop()
+    return case_id
+
+
 def flash(kind: str, message: str) -> None:
     """A message from a callback, shown by the page on the run that follows."""
     st.session_state.setdefault("_flash", []).append((kind, message))
@@ -55,3 +91,7 @@ def flash(kind: str, message: str) -> None:
 def show_flash() -> None:
     for kind, message in st.session_state.pop("_flash", []):
         getattr(st, kind)(message)
+
+
+def who() -> str:
+    return st.session_state.get("who") or "counselor"

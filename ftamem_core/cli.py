@@ -12,22 +12,14 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from .config import PRESETS, Settings, load_settings
 from .loaders import FORMATS, LoadError
 from .modelfiles import ModelFileError
 from .store import Store, StoreError
-
-
-class CheckReply(BaseModel):
-    """The tiny structured reply check-llm asks for."""
-
-    model_config = ConfigDict(extra="forbid")
-    feeling: Literal["tired", "happy", "angry", "unknown"]
-    hours_of_sleep: int
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -185,22 +177,11 @@ def cmd_turns(args, settings: Settings):
 
 
 def cmd_check_llm(args, settings: Settings):
-    from .llm import make_llm
+    from .llm import health_check, make_llm
 
-    started = time.perf_counter()
-    llm = make_llm(settings.llm, settings.model_dir)
-    reply, call = llm.structured(
-        "check",
-        [{"role": "system", "content": "Reply with JSON only."},
-         {"role": "user", "content": 'Maya said: "I only slept four hours, I am exhausted." '
-                                     "How does she feel and how many hours did she sleep?"}],
-        CheckReply, temperature=0.0, max_tokens=64,
-    )
-    data = {"backend": call.backend, "model": call.model, "seconds": round(time.perf_counter() - started, 2),
-            "call_seconds": round(call.seconds, 2), "prompt_tokens": call.prompt_tokens,
-            "completion_tokens": call.completion_tokens, "reply": reply.model_dump()}
+    data = health_check(make_llm(settings.llm, settings.model_dir))
     text = (f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
-            f"(call {data['call_seconds']} s, {call.prompt_tokens}+{call.completion_tokens} tokens)\n"
+            f"(call {data['call_seconds']} s, {data['prompt_tokens']}+{data['completion_tokens']} tokens)\n"
             f"reply: {json.dumps(data['reply'])}")
     return data, text
 

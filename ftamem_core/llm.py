@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -320,12 +320,57 @@ class ScriptedLLM(LLM):
         return Completion(text, finish, prompt_tokens, len(text.split()))
 
 
+class _CheckReply(BaseModel):
+    model_config = {"extra": "forbid"}
+    feeling: Literal["tired", "happy", "angry", "unknown"]
+    hours_of_sleep: int
+
+
+def health_check(llm: LLM) -> dict:
+    """One small structured call: is the backend there, and how fast does it answer?"""
+    started = time.perf_counter()
+    reply, call = llm.structured(
+        "check",
+        [{"role": "system", "content": "Reply with JSON only."},
+         {"role": "user", "content": 'Maya said: "I only slept four hours, I am exhausted." '
+                                     "How does she feel and how many hours did she sleep?"}],
+        _CheckReply, temperature=0.0, max_tokens=64)
+    return {"backend": call.backend, "model": call.model, "seconds": round(time.perf_counter() - started, 2),
+            "call_seconds": round(call.seconds, 2), "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens, "reply": reply.model_dump()}
+
+
 def make_llm(config: LLMConfig, model_dir: str | Path, recorder: Recorder | None = None) -> LLM:
     """The backend the config names; an embedded model is joined from its packages if needed."""
     if config.backend == "openai":
         return OpenAICompatLLM(config, recorder)
     if config.backend == "scripted":
-        return ScriptedLLM(config=config, recorder=recorder)
+        return scripted_from_file(config.model, config, recorder)
     from .modelfiles import resolve_model
 
     return EmbeddedLLM(config, resolve_model(config.model, model_dir), recorder)
+
+
+def scripted_from_file(path: str | Path, config: LLMConfig | None = None, recorder: Recorder | None = None) -> ScriptedLLM:
+    """A scripted backend from a JSON file {stage: reply}: every call of a stage gets its reply.
+    For demos and app tests (``llm.backend = "scripted"``, ``llm.model = <file>``)."""
+    replies = json.loads(Path(path).read_text(encoding="utf-8"))
+
+    def reply(stage: str, messages: Messages) -> Any:
+        if stage not in replies:
+            raise LLMError(f"{stage}: the script file has no reply for this stage")
+        return replies[stage]
+
+    llm = ScriptedLLM([], config=config, recorder=recorder)
+    llm.replies = _Forever(reply)  # type: ignore[assignment]
+    return llm
+
+
+class _Forever(list):
+    """A reply list that never runs out."""
+
+    def __init__(self, reply: Callable):
+        super().__init__([reply])
+
+    def pop(self, index: int = -1):  # noqa: D401 - list protocol
+        return self[0]

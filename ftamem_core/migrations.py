@@ -190,6 +190,28 @@ def _builds() -> str:
     """
 
 
+@migration("0003_history")
+def _history() -> str:
+    # Who changed what, when and why. A deletion is recorded by id and reason only: the deleted
+    # text is not kept (erasure must be able to remove it everywhere).
+    return """
+    CREATE TABLE history (
+        id INTEGER PRIMARY KEY,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        object TEXT NOT NULL,
+        object_id INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        field TEXT NOT NULL DEFAULT '',
+        old TEXT,
+        new TEXT,
+        who TEXT NOT NULL DEFAULT '',
+        reason TEXT NOT NULL DEFAULT '',
+        at TEXT NOT NULL
+    );
+    CREATE INDEX history_object ON history(case_id, object, object_id);
+    """
+
+
 def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
     """Apply the migrations not yet recorded; return their names. Each runs in one transaction."""
     conn.execute(

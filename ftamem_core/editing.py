@@ -1,0 +1,109 @@
+"""Corrections by hand: edit a unit's fields (re-embedded, version-checked), mark it disputed,
+delete units, add, retype and delete links. Every change is written to ``history`` with who,
+when, old and new value and a reason, in the same transaction as the change. A deletion is
+recorded without the deleted text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .embeddings import Embedder
+from .models import FTAUnit, Link, utcnow
+from .representation import retrieval_text
+from .store import NotFound, Store, StoreError, VersionConflict
+
+# Editable fields as "anchor.field" paths of FTAUnit.
+EDITABLE = (
+    "fact.text", "fact.summary", "fact.content_type", "fact.participants", "time.event_time",
+    "time.event_time_expression", "time.time_orientation", "time.completion", "affect.emotion_or_state",
+    "affect.intention_or_plan", "affect.relation_cues", "lifecycle_status", "completeness", "disputed",
+)
+
+
+def _get(unit: FTAUnit, path: str) -> Any:
+    value: Any = unit
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _record(store: Store, case_id: str, obj: str, obj_id: int, action: str, who: str, reason: str,
+            field: str = "", old: Any = None, new: Any = None) -> None:
+    enc = lambda v: None if v is None else v if isinstance(v, str) else json.dumps(v)  # noqa: E731
+    store.conn.execute(
+        "INSERT INTO history (case_id, object, object_id, action, field, old, new, who, reason, at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (case_id, obj, obj_id, action, field, enc(old), enc(new), who, reason, utcnow()))
+
+
+def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: int, changes: dict[str, Any],
+              expected_version: int, who: str, reason: str) -> FTAUnit:
+    """Apply field changes to a unit read at ``expected_version``; raises VersionConflict if it
+    changed since. A final unit is re-embedded so retrieval sees the correction."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise StoreError(f"not editable: {', '.join(sorted(unknown))}")
+    current = store.get_unit(case_id, unit_id)
+    if current.version != expected_version:
+        raise VersionConflict(f"unit {unit_id} was changed by someone else (version {current.version}, "
+                              f"you read {expected_version}); reload it")
+    data = current.model_dump()
+    for path, value in changes.items():
+        anchor, _, name = path.rpartition(".")
+        (data[anchor] if anchor else data)[name] = value
+    edited = FTAUnit.model_validate(data)  # the enums and types still hold
+    diffs = [(p, _get(current, p), _get(edited, p)) for p in changes if _get(current, p) != _get(edited, p)]
+    if not diffs:
+        return current
+    vector = None
+    if embedder is not None and edited.construction_status == "final":
+        vector = embedder.encode([retrieval_text(edited)])[0]
+    with store.transaction():
+        updated = store.update_unit(edited, vector)
+        for path, old, new in diffs:
+            _record(store, case_id, "unit", unit_id, "edit", who, reason, path, old, new)
+    return updated
+
+
+def delete_unit(store: Store, case_id: str, unit_id: int, who: str, reason: str) -> None:
+    with store.transaction():
+        store.delete_unit(case_id, unit_id)
+        _record(store, case_id, "unit", unit_id, "delete", who, reason)
+
+
+def add_link(store: Store, case_id: str, link: Link, who: str, reason: str) -> int:
+    with store.transaction():
+        (link_id,) = store.add_links(case_id, [link])
+        _record(store, case_id, "link", link_id, "add", who, reason, "relation", None,
+                f"m{link.source} {link.relation} m{link.target}")
+    return link_id
+
+
+def retype_link(store: Store, case_id: str, link_id: int, relation: str, who: str, reason: str) -> Link:
+    old = next((l for l in store.links(case_id) if l.id == link_id), None)
+    if old is None:
+        raise NotFound(f"no link {link_id} in case {case_id!r}")
+    new = Link.model_validate({**old.model_dump(), "relation": relation})
+    with store.transaction():
+        store.conn.execute("UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (new.relation, link_id, case_id))
+        _record(store, case_id, "link", link_id, "edit", who, reason, "relation", old.relation, new.relation)
+    return new
+
+
+def delete_link(store: Store, case_id: str, link_id: int, who: str, reason: str) -> None:
+    with store.transaction():
+        store.delete_link(case_id, link_id)
+        _record(store, case_id, "link", link_id, "delete", who, reason)
+
+
+def history(store: Store, case_id: str, obj: str | None = None, obj_id: int | None = None) -> list[dict]:
+    sql, params = "SELECT * FROM history WHERE case_id = ?", [case_id]
+    if obj is not None:
+        sql += " AND object = ?"
+        params.append(obj)
+    if obj_id is not None:
+        sql += " AND object_id = ?"
+        params.append(obj_id)
+    return list(store.db.query(sql + " ORDER BY id", params))

@@ -1,0 +1,106 @@
+"""Build: start, stop and resume construction for the active case; watch it live."""
+
+import time
+
+import streamlit as st
+
+import ui
+from ftamem_core.construction import Builder
+from ftamem_core.jobs import BuildJob
+from ftamem_core.models import FTAUnit
+
+st.title("Build")
+case_id = ui.require_case()
+store = ui.active_store()
+settings = ui.settings()
+done = store.done_sessions(case_id)
+sessions = store.sessions(case_id)
+st.caption(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · {ui.llm_config().model}")
+
+col1, col2, col3 = st.columns(3)
+segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"],
+                              index=["bws", "fixed", "session", "pair"].index(settings.segmentation))
+window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)
+from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
+
+
+def start() -> None:
+    try:
+        builder = Builder(store, ui.llm(), ui.embedder(), settings)
+    except Exception as e:  # e.g. the model file or the server is missing
+        ui.flash("error", str(e).splitlines()[0])
+        return
+    ui.jobs().start(BuildJob(case_id, builder, segmentation, int(window), from_scratch))
+
+
+job = ui.jobs().get(case_id)
+running = job is not None and job.running
+b1, b2 = st.columns(2)
+b1.button("Start / resume build", on_click=start, disabled=running, type="primary")
+b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
+ui.show_flash()
+
+
+def unit_card(unit: dict) -> None:
+    u = FTAUnit.model_validate(unit)
+    with st.container(border=True):
+        st.markdown(f"**m{u.id}** · `{u.fact.content_type}` · turns {u.evidence.start}–{u.evidence.end}")
+        st.text(u.fact.text)
+        st.caption(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
+                   f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
+                   f"intention: {u.affect.intention_or_plan}")
+
+
+@st.fragment(run_every=1.0 if running else None)
+def live() -> None:
+    job = ui.jobs().get(case_id)
+    if job is None:
+        st.info("No build started in this app session. Finished sessions are kept; a build resumes where it stopped.")
+        return
+    events = list(job.events)
+    total = sum(store.session_turn_counts(case_id).values())
+    covered = 0
+    session_turns = {}
+    for e in events:
+        if e.kind == "session_started":
+            session_turns[e.session] = e.data["turns"]
+        if e.kind in ("session_done", "session_skipped"):
+            covered += session_turns.get(e.session, 0) or 0
+    last_window = next((e for e in reversed(events) if e.kind == "window"), None)
+    progress = covered / total if total else 0.0
+    if last_window and job.running:
+        first = next((e.data["first"] for e in reversed(events) if e.kind == "session_started"), 0)
+        progress = (covered + max(0, (last_window.data["final"][-1][1] + 1 - first) if last_window.data["final"] else 0)) / total
+    elapsed = (job.finished or time.time()) - job.started
+    calls = store.calls(case_id)
+    build_id = next((e.data["build_id"] for e in events if e.kind == "build_started"), None)
+    mine = [c for c in calls if c.build_id == build_id]
+    st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
+                f" · {len(mine)} calls · {sum(c.prompt_tokens + c.completion_tokens for c in mine)} tokens · {elapsed:.0f} s")
+    if job.error:
+        st.error(job.error)
+    if last_window:
+        d = last_window.data
+        st.subheader(f"Window turns {d['start']}–{d['end']}")
+        rows = [{"span": f"{a}–{b}", "trigger": t, "state": "final"} for a, b, t in d["final"]]
+        if d["provisional"]:
+            a, b, t = d["provisional"]
+            rows.append({"span": f"{a}–{b}", "trigger": t, "state": "provisional (carried to the next window)"})
+        st.dataframe(rows, hide_index=True)
+    units = [e.data["unit"] for e in events if e.kind == "unit_finalised"]
+    left, right = st.columns([2, 1])
+    with left:
+        st.subheader(f"Units formed ({len(units)})")
+        for unit in reversed(units[-8:]):
+            unit_card(unit)
+    with right:
+        st.subheader("Fusions and links")
+        for e in reversed([e for e in events if e.kind in ("fusion", "link_added")][-12:]):
+            if e.kind == "fusion":
+                st.caption(f"fused: {e.data['fused']}")
+            else:
+                link = e.data["link"]
+                st.caption(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})")
+
+
+live()

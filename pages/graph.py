@@ -1,0 +1,79 @@
+"""Graph: the case's units and typed, directed links; filter; edit units and links."""
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+import ui
+from ftamem_core.editing import add_link, delete_link, delete_unit, retype_link
+from ftamem_core.graph import graph_html
+from ftamem_core.models import ContentType, Link, Relation
+from ftamem_core.store import StoreError
+
+st.title("Graph")
+case_id = ui.require_case()
+store = ui.active_store()
+ui.show_flash()
+units = store.units(case_id)
+links = store.links(case_id)
+if not units:
+    st.info("No memory yet: build it on the Build page.")
+    st.stop()
+sessions = {s.id: s.idx for s in store.sessions(case_id)}
+c1, c2, c3 = st.columns(3)
+f_session = c1.multiselect("Sessions", sorted(set(sessions.values())))
+f_type = c2.multiselect("Content types", list(ContentType.__args__))
+f_rel = c3.multiselect("Relations", [r for r in Relation.__args__ if r != "unknown"])
+shown = [u for u in units if (not f_session or sessions.get(u.evidence.session_id) in f_session)
+         and (not f_type or u.fact.content_type in f_type)]
+shown_links = [l for l in links if not f_rel or l.relation in f_rel]
+components.html(graph_html(shown, shown_links), height=660)
+
+ids = [u.id for u in units]
+left, right = st.columns(2)
+with left:
+    st.subheader("A unit")
+    uid = st.selectbox("Unit", ids, format_func=lambda i: f"m{i} {store.get_unit(case_id, i).fact.text[:60]}")
+    unit = store.get_unit(case_id, uid)
+    st.text(unit.fact.text)
+    st.caption(f"{unit.fact.content_type} · said {unit.time.dialogue_time} · {unit.lifecycle_status}")
+    if st.button("Edit on the Memory page"):
+        st.session_state["unit_id"] = uid
+        st.switch_page("pages/memory.py")
+    reason = st.text_input("Reason", key="graph-unit-reason")
+    if st.button("Delete this unit"):
+        delete_unit(store, case_id, uid, ui.who(), reason)
+        ui.flash("success", f"m{uid} deleted")
+        st.rerun()
+with right:
+    st.subheader("Links")
+    st.dataframe([{"id": l.id, "link": f"m{l.source} {l.relation} m{l.target}", "confidence": l.confidence}
+                  for l in links], hide_index=True)
+    with st.form("add-link"):
+        a, b, r = st.columns(3)
+        source = a.selectbox("Newer unit", ids, format_func=lambda i: f"m{i}")
+        target = b.selectbox("Older unit", ids, format_func=lambda i: f"m{i}")
+        relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"])
+        why = st.text_input("Reason")
+        if st.form_submit_button("Add link"):
+            try:
+                add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
+                         ui.who(), why)
+                ui.flash("success", f"m{source} {relation} m{target} added")
+            except StoreError as e:
+                ui.flash("error", str(e))
+            st.rerun()
+    if links:
+        with st.form("change-link"):
+            lid = st.selectbox("Link", [l.id for l in links],
+                               format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))
+            relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype")
+            why = st.text_input("Reason", key="link-reason")
+            c1, c2 = st.columns(2)
+            if c1.form_submit_button("Retype link"):
+                retype_link(store, case_id, lid, relation, ui.who(), why)
+                ui.flash("success", f"link {lid} is now {relation}")
+                st.rerun()
+            if c2.form_submit_button("Delete link"):
+                delete_link(store, case_id, lid, ui.who(), why)
+                ui.flash("success", f"link {lid} deleted")
+                st.rerun()

@@ -1,0 +1,21 @@
+import re
+
+from ftamem_core.graph import graph_html
+from ftamem_core.models import Link
+
+from conftest import make_unit
+
+PAYLOAD = '</script><script>alert(1)</script><img src=x onerror="alert(2)">'
+
+
+def test_graph_is_self_contained_and_escapes_dialogue_text():
+    a = make_unit("c1", f"Maya said {PAYLOAD}")
+    a.id = 1
+    b = make_unit("c1", "Maya bought curtains")
+    b.id = 2
+    html = graph_html([a, b], [Link(source=2, target=1, relation="updates")])
+    assert "<script>alert(1)" not in html and "<img src=x" not in html  # only escaped forms
+    assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in html
+    assert html.count("</script>") == 2  # two script elements, vis-network and ours
+    assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)  # nothing fetched from elsewhere
+    assert "default-src 'none'" in html and "textContent" in html

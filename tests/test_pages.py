@@ -1,0 +1,135 @@
+"""Every page under AppTest: empty store, built case, and the edits a counselor makes."""
+
+import json
+import time
+
+import pytest
+import streamlit as st
+import streamlit.testing.v1.app_test as app_test_module
+from streamlit.testing.v1 import AppTest
+
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.editing import history
+from ftamem_core.ingest import ingest_file
+from ftamem_core.store import Store
+
+from conftest import ROOT, SAMPLE
+from scripted import HashEmbedder, Pipeline
+from test_app import _NavigationPagesManager
+
+PAGES = ["pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py"]
+SCRIPT = {
+    "segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
+    "extraction": {"memory_units": [{"completes": "none", "summary": "a fact", "content_type": "event",
+                                     "time_orientation": "past", "event_time_expression": "unknown",
+                                     "event_time": "unknown",
+                                     "content": {"text": "Daniel talked about his father.", "participants": ["Daniel"],
+                                                 "emotion_or_state": "worried", "intention_or_plan": "unknown",
+                                                 "relation_cues": "unknown"},
+                                     "evidence_turn_span": [0, 100000], "status": "complete"}]},
+    "linking": {"memory_updates": []},
+    "longitudinal": {"semantic": [], "support": []},
+    "rewrite": {"query": "Daniel father care home", "people": ["Daniel"], "time_expressions": [],
+                "content_types": ["event"], "affect_terms": []},
+    "answer": {"answer": "October 3, 2025", "cited_unit_ids": []},
+}
+
+
+@pytest.fixture
+def app(tmp_path, monkeypatch):
+    db = tmp_path / "app.db"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    monkeypatch.setenv("FTAMEM_DB_PATH", str(db))
+    monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
+    monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    yield db
+    st.cache_resource.clear()
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    if page != "pages/cases.py":
+        at.switch_page(page).run()
+    return at
+
+
+def built(db) -> Store:
+    store = Store(db)
+    ingest_file(store, SAMPLE)
+    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={})).build("sample-daniel")
+    return store
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_loads_on_an_empty_store(app, page):
+    at = open_page(page)
+    assert not at.exception, at.exception
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_loads_on_a_built_case(app, page):
+    built(app)
+    at = open_page(page)
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox[0].value == "sample-daniel"
+
+
+def test_build_page_builds_with_the_chosen_backend(app):
+    store = Store(app)
+    ingest_file(store, SAMPLE)
+    at = open_page("pages/build.py")
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    assert not at.exception
+    deadline = time.time() + 60
+    while time.time() < deadline and len(store.done_sessions("sample-daniel")) < 3:
+        time.sleep(0.2)
+    assert len(store.done_sessions("sample-daniel")) == 3
+    assert [u.fact.text for u in store.units("sample-daniel")] == ["Daniel talked about his father."] * 3
+    at.run()
+    assert not at.exception and any("Units formed (3)" in h.value for h in at.subheader)
+
+
+def test_memory_page_edits_and_deletes_a_unit(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = open_page("pages/memory.py")
+    at.text_area[0].set_value("Daniel's father was diagnosed with early dementia in July 2025.")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
+    at.button[0].click().run()  # the form's submit button is the first button on the page
+    assert not at.exception
+    edited = store.get_unit("sample-daniel", first.id)
+    assert edited.fact.text.startswith("Daniel's father") and edited.version == first.version + 1
+    (change,) = [h for h in history(store, "sample-daniel", "unit", first.id) if h["field"] == "fact.text"]
+    assert change["old"] == first.fact.text and change["reason"] == "wrong subject"
+    at = open_page("pages/memory.py")
+    next(b for b in at.button if b.label == "Delete unit").click().run()
+    assert not at.exception
+    assert first.id not in {u.id for u in store.units("sample-daniel")}
+    (deleted,) = [h for h in history(store, "sample-daniel", "unit", first.id) if h["action"] == "delete"]
+    assert deleted["old"] is None and deleted["new"] is None  # the deleted text is not kept
+
+
+def test_graph_page_deletes_a_link(app):
+    store = built(app)
+    before = store.links("sample-daniel")
+    assert before
+    at = open_page("pages/graph.py")
+    next(b for b in at.button if b.label == "Delete link").click().run()
+    assert not at.exception
+    assert len(store.links("sample-daniel")) == len(before) - 1
+
+
+def test_ask_page_shows_answer_and_trace(app):
+    built(app)
+    at = open_page("pages/ask.py")
+    at.text_input[0].set_value("When did Daniel's father move into a care home?").run()
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert not at.exception
+    assert any("October 3, 2025" in m.value for m in at.markdown)
+    assert any(h.value == "Scored candidates" for h in at.subheader)

@@ -47,7 +47,7 @@ class LLMConfig(BaseModel):
     seed: int = 0
     n_ctx: int = 8192
     n_threads: int | None = None  # None: llama.cpp picks (all cores)
-    prompt_cache_bytes: int = 2 << 30  # embedded: RAM for cached prompt prefixes (0: off)
+    prompt_cache_bytes: int = 1 << 30  # embedded: RAM for cached prompt prefixes (0: off)
 
 
 class Ablations(BaseModel):

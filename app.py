@@ -10,11 +10,11 @@ st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
 
 page = st.navigation({
     "Memory": [
-        st.Page("pages/cases.py", title="Cases", icon=":material/folder_open:", default=True),
-        st.Page("pages/build.py", title="Build", icon=":material/construction:"),
-        st.Page("pages/memory.py", title="Memory", icon=":material/neurology:"),
-        st.Page("pages/graph.py", title="Graph", icon=":material/hub:"),
-        st.Page("pages/ask.py", title="Ask", icon=":material/question_answer:"),
+        st.Page("pages/cases.py", title="Cases", default=True),
+        st.Page("pages/build.py", title="Build"),
+        st.Page("pages/memory.py", title="Memory"),
+        st.Page("pages/graph.py", title="Graph"),
+        st.Page("pages/ask.py", title="Ask"),
     ],
     # Audit, Privacy and Evaluate pages come with their issues.
 })

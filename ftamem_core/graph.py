@@ -80,6 +80,10 @@ function asText(value) {{ const el = document.createElement("div"); el.className
 for (const item of nodes.concat(edges)) {{ if (item.title) item.title = asText(item.title); }}
 const network = new vis.Network(document.getElementById("graph"),
   {{nodes: new vis.DataSet(nodes), edges: new vis.DataSet(edges)}}, {_json_for_script(options)});
-network.once("stabilizationIterationsDone", () => {{ document.body.dataset.rendered = "yes"; }});
+network.once("stabilizationIterationsDone", () => {{
+  network.setOptions({{physics: false}});  // nodes stay where the counselor sees them
+  network.fit();
+  document.body.dataset.rendered = "yes";
+}});
 window.ftamemNetwork = network;
 </script></body></html>"""

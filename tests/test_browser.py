@@ -1,0 +1,191 @@
+"""The app in a real browser: headless Chromium drives ``streamlit run app.py`` on 127.0.0.1.
+
+Checks that the Graph page's network renders, that dialogue text holding <script> and
+<img onerror> payloads runs nothing (also while the mouse hovers every node), that no page
+requests anything outside 127.0.0.1, and saves a screenshot of every page under artifacts/.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.ingest import ingest_file
+from ftamem_core.models import SessionDocument, Session, Turn
+from ftamem_core.store import Store
+
+from conftest import ROOT, SAMPLE
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+from test_pages import SCRIPT
+
+pytestmark = pytest.mark.browser
+SHOTS = ROOT / "artifacts" / "screenshots"
+PAYLOADS = ['<script>window.__xss = 1; parent.__xss = 1;</script>',
+            '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">']
+PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask"}
+
+
+class EchoPipeline(Pipeline):
+    """Units whose fact text is the fragment's first turn, so dialogue text reaches the graph."""
+
+    def extraction(self, messages):
+        body = section(messages, "Fragment turns:")
+        idx = turn_indices([{"content": body}])
+        first_text = body.strip().splitlines()[0].split("): ", 1)[-1]
+        return {"memory_units": [unit(f"Daniel said: {first_text}", idx[0], idx[-1])]}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not (shutil.which("chromium") and shutil.which("chromedriver")):
+        pytest.fail("Debian's chromium and chromium-driver are needed (scripts/test installs them)")
+    tmp = tmp_path_factory.mktemp("browser")
+    db = tmp / "app.db"
+    store = Store(db)
+    ingest_file(store, SAMPLE)
+    store.append_session("sample-daniel", SessionDocument(
+        session=Session(source_id="xss", time="2025-10-24"),
+        turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]
+        + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")]))
+    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={})).build("sample-daniel")
+    assert any("<script>" in u.fact.text for u in store.units("sample-daniel"))
+    store.close()
+    script = tmp / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    port = _free_port()
+    env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script)}
+    proc = subprocess.Popen([sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1",
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1400,1000",
+                 f"--user-data-dir={tmp_path_factory.mktemp('chrome')}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    yield driver
+    driver.quit()
+
+
+def _wait(predicate, timeout=30.0, step=0.3):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            value = predicate()
+        except Exception:
+            value = None
+        if value:
+            return value
+        time.sleep(step)
+    return None
+
+
+def _open(driver, server, page):
+    driver.get(f"{server}/{PAGES[page]}")
+    assert _wait(lambda: driver.find_elements("css selector", "h1"), 60), f"{page}: no title rendered"
+    time.sleep(2)  # let the page finish its run
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SHOTS / f"{page}.png"))
+
+
+def _requested_urls(driver) -> list[str]:
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message.get("method") == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+        elif message.get("method") == "Network.webSocketCreated":
+            urls.append(message["params"]["url"])
+    return urls
+
+
+def test_graph_renders_and_payloads_run_nothing(server, browser):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    _open(browser, server, "graph")
+    frame = _wait(lambda: [f for f in browser.find_elements("css selector", "iframe")
+                           if "graph" in (f.get_attribute("srcdoc") or "")], 60)
+    assert frame, "the graph iframe is missing"
+    browser.switch_to.frame(frame[0])
+    assert _wait(lambda: browser.execute_script("return document.body.dataset.rendered === 'yes'"), 60), \
+        "the network did not render"
+    time.sleep(0.5)
+    positions = browser.execute_script(
+        "const n = window.ftamemNetwork; const p = n.getPositions();"
+        "return Object.keys(p).map(id => { const d = n.canvasToDOM(p[id]); return [id, d.x, d.y]; });")
+    assert len(positions) >= 5
+    canvas = browser.find_element("css selector", "#graph canvas")
+    size = canvas.size
+    shown = []
+    from selenium.common.exceptions import MoveTargetOutOfBoundsException
+
+    for node_id, x, y in positions:
+        if 10 <= x < size["width"] - 10 and 10 <= y < size["height"] - 10:
+            try:
+                ActionChains(browser).move_to_element_with_offset(canvas, int(x - size["width"] / 2),
+                                                                  int(y - size["height"] / 2)).perform()
+            except MoveTargetOutOfBoundsException:  # the layout still settling; the next node will do
+                continue
+            time.sleep(0.4)
+            tip = browser.execute_script("const t = document.querySelector('.vis-tooltip');"
+                                         "return t && t.style.visibility !== 'hidden' ? t.textContent : null;")
+            if tip:
+                shown.append(tip)
+    assert any("<script>" in t or "onerror" in t for t in shown), "hovering showed no payload as text"
+    assert browser.execute_script("return window.__xss === undefined && !document.querySelector('.vis-tooltip img')")
+    browser.switch_to.default_content()
+    assert browser.execute_script("return window.__xss === undefined")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / "graph-hover.png"))
+
+
+def test_every_page_renders_and_requests_nothing_outside_loopback(server, browser):
+    browser.get_log("performance")  # drop earlier entries
+    for page in PAGES:
+        _open(browser, server, page)
+        assert browser.execute_script("return window.__xss === undefined")
+    urls = _requested_urls(browser)
+    assert urls, "no request was logged"
+    outside = [u for u in urls if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:"))]
+    assert outside == []
+    for page in PAGES:
+        assert (SHOTS / f"{page}.png").stat().st_size > 10_000

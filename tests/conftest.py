@@ -51,3 +51,36 @@ def make_unit(case_id: str, text: str, start: int = 0, end: int = 1, status: str
 def random_vectors(n: int, seed: int = 0) -> np.ndarray:
     v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(command: list[str], health_url: str, timeout: float, **popen):
+    """Start a server on loopback and wait until ``health_url`` answers; yields the process and
+    stops it afterwards (a generator for module fixtures)."""
+    import subprocess
+    import time
+    import urllib.request
+
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{command[1:3]} exited at start")
+        try:
+            urllib.request.urlopen(health_url, timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail(f"{command[1:3]} did not start within {timeout:.0f} s")
+    yield proc
+    proc.terminate()
+    proc.wait(timeout=30)

@@ -8,11 +8,8 @@ requests anything outside 127.0.0.1, and saves a screenshot of every page under 
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,7 +20,7 @@ from ftamem_core.ingest import ingest_file
 from ftamem_core.models import SessionDocument, Session, Turn
 from ftamem_core.store import Store
 
-from conftest import ROOT, SAMPLE
+from conftest import ROOT, SAMPLE, free_port, serve
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 from test_pages import SCRIPT
 
@@ -44,12 +41,6 @@ class EchoPipeline(Pipeline):
         return {"memory_units": [unit(f"Daniel said: {first_text}", idx[0], idx[-1])]}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
@@ -67,25 +58,12 @@ def server(tmp_path_factory):
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script)}
-    proc = subprocess.Popen([sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1",
-                             "--server.port", str(port), "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    yield from (url for _ in serve(
+        [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
 
 
 @pytest.fixture(scope="module")
@@ -148,28 +126,34 @@ def test_graph_renders_and_payloads_run_nothing(server, browser):
     browser.switch_to.frame(frame[0])
     assert _wait(lambda: browser.execute_script("return document.body.dataset.rendered === 'yes'"), 60), \
         "the network did not render"
-    time.sleep(0.5)
+    from selenium.common.exceptions import MoveTargetOutOfBoundsException
+
+    # Every node, payload nodes first: id and on-screen position.
     positions = browser.execute_script(
-        "const n = window.ftamemNetwork; const p = n.getPositions();"
-        "return Object.keys(p).map(id => { const d = n.canvasToDOM(p[id]); return [id, d.x, d.y]; });")
+        "const n = window.ftamemNetwork; const p = n.getPositions(); const ids = Object.keys(p);"
+        "const payload = id => /script|onerror/.test(n.body.data.nodes.get(Number(id)).title.textContent);"
+        "ids.sort((a, b) => payload(b) - payload(a));"
+        "return ids.map(id => { const d = n.canvasToDOM(p[id]); return [id, d.x, d.y]; });")
     assert len(positions) >= 5
     canvas = browser.find_element("css selector", "#graph canvas")
     size = canvas.size
     shown = []
-    from selenium.common.exceptions import MoveTargetOutOfBoundsException
-
     for node_id, x, y in positions:
-        if 10 <= x < size["width"] - 10 and 10 <= y < size["height"] - 10:
+        if not (10 <= x < size["width"] - 10 and 10 <= y < size["height"] - 10):
+            continue
+        for wiggle in (0, 2, -2):  # a tooltip appears after the pointer rests on the node
             try:
-                ActionChains(browser).move_to_element_with_offset(canvas, int(x - size["width"] / 2),
-                                                                  int(y - size["height"] / 2)).perform()
-            except MoveTargetOutOfBoundsException:  # the layout still settling; the next node will do
-                continue
-            time.sleep(0.4)
-            tip = browser.execute_script("const t = document.querySelector('.vis-tooltip');"
-                                         "return t && t.style.visibility !== 'hidden' ? t.textContent : null;")
+                ActionChains(browser).move_to_element_with_offset(
+                    canvas, int(x - size["width"] / 2) + wiggle, int(y - size["height"] / 2)).perform()
+            except MoveTargetOutOfBoundsException:
+                break
+            tip = _wait(lambda: browser.execute_script(
+                "const t = document.querySelector('.vis-tooltip');"
+                "return t && t.style.visibility !== 'hidden' ? t.textContent : null;"), timeout=2.0, step=0.2)
             if tip:
                 shown.append(tip)
+                break
+        assert browser.execute_script("return window.__xss === undefined")
     assert any("<script>" in t or "onerror" in t for t in shown), "hovering showed no payload as text"
     assert browser.execute_script("return window.__xss === undefined && !document.querySelector('.vis-tooltip img')")
     browser.switch_to.default_content()

@@ -1,11 +1,7 @@
 """Structured calls against the real 0.5B model: in process and through llama_cpp.server."""
 
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from typing import Literal
 
 import pytest
@@ -15,7 +11,7 @@ from ftamem_core.config import LLMConfig
 from ftamem_core.llm import EmbeddedLLM, OpenAICompatLLM
 from ftamem_core.modelfiles import ensure_model
 
-from conftest import MODEL_DIR
+from conftest import MODEL_DIR, free_port, serve
 
 pytestmark = pytest.mark.model
 
@@ -68,36 +64,13 @@ def test_in_process_model_is_shared_safely_between_threads(model_path):
     assert len({r.model_dump_json() for r in results}) == 1  # same prompt, temperature 0, same answer
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(model_path):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "qwen-0.5b",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail("llama_cpp.server exited at start")
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("llama_cpp.server did not start within 120 s")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    yield from (url for _ in serve(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "qwen-0.5b",
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"], f"{url}/models", 120))
 
 
 def test_openai_client_against_llama_cpp_server(llama_server):

@@ -19,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ftamem_core.bench import markdown_table  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
 from ftamem_core.construction import Builder  # noqa: E402
 from ftamem_core.embeddings import Embedder  # noqa: E402
@@ -60,12 +61,8 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    cols = list(rows[0])
     print(f"construction benchmark: {args.file.name}, model {args.model}, W={settings.window_size}")
-    print(" | ".join(cols))
-    print(" | ".join("---" for _ in cols))
-    for r in rows:
-        print(" | ".join(str(r[c]) for c in cols))
+    print(markdown_table(rows))
 
 
 if __name__ == "__main__":

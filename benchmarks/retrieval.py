@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ftamem_core.bench import bench_retrieval  # noqa: E402
+from ftamem_core.bench import bench_retrieval, markdown_table  # noqa: E402
 
 
 def main() -> None:
@@ -28,11 +28,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    cols = list(rows[0])
-    print(" | ".join(cols))
-    print(" | ".join("---" for _ in cols))
-    for r in rows:
-        print(" | ".join(str(r[c]) for c in cols))
+    print(markdown_table(rows))
 
 
 if __name__ == "__main__":

@@ -119,3 +119,11 @@ def bench_retrieval(units: int, queries: int = 200, k: int = 25, seed: int = 0,
         "p50_ms": round(float(np.percentile(total_ms, 50)), 2), "p95_ms": round(float(np.percentile(total_ms, 95)), 2),
         f"recall@{k}": round(recall, 4), "queries": queries,
     }
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Benchmark rows as a Markdown table (the column names are the first row's keys)."""
+    cols = list(rows[0])
+    lines = [" | ".join(cols), " | ".join("---" for _ in cols)]
+    lines += [" | ".join(str(r[c]) for c in cols) for r in rows]
+    return "\n".join(lines)

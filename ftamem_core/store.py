@@ -78,6 +78,7 @@ class Store:
         self.applied_migrations = apply_migrations(self.conn, utcnow())
         folder = None if in_memory else Path(self.path).with_suffix(".faiss")
         self.vectors = VectorStore(folder, dim, index_config)
+        self._checked: dict[str, int] = {}  # case -> data_version at its last index check
 
     def close(self) -> None:
         self.conn.close()
@@ -403,8 +404,18 @@ class Store:
         return [r["unit_id"] for r in rows], matrix.reshape(len(rows), self.vectors.dim)
 
     def index(self, case_id: str) -> CaseIndex:
-        """The case's FAISS index, checked against (and if need be rebuilt from) SQLite."""
-        return self.vectors.get(case_id, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
+        """The case's FAISS index, checked against (and if need be rebuilt from) SQLite.
+
+        The check reads every id of the case, so it runs when the index is first used and again
+        only after another connection has written to the database (SQLite's data_version);
+        this connection's own writes keep the loaded index in step."""
+        with self._lock:
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+            if self._checked.get(case_id) == version and self.vectors.loaded(case_id):
+                return self.vectors.loaded(case_id)
+            index = self.vectors.get(case_id, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
+            self._checked[case_id] = version
+            return index
 
     # Links ------------------------------------------------------------------------------
 

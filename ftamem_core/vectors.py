@@ -169,6 +169,9 @@ class VectorStore:
     def path(self, case_id: str) -> Path | None:
         return None if self.folder is None else self.folder / f"{case_file_key(case_id)}.faiss"
 
+    def loaded(self, case_id: str) -> CaseIndex | None:
+        return self._indexes.get(case_id)
+
     def get(self, case_id: str, store_ids: set[int], fetch) -> CaseIndex:
         """The case's index; rebuilt from ``fetch()`` -> (ids, vectors) if it disagrees with
         ``store_ids``, the ids the store holds."""

@@ -69,3 +69,14 @@ def test_in_memory_store_keeps_index_in_memory(store):
     ids, vectors = _fill(store, "c1", 4)
     assert store.vectors.path("c1") is None
     assert np.isin(store.index("c1").search(vectors[0], 4)[1], ids).all()
+
+
+def test_another_connection_writing_triggers_a_fresh_check(tmp_path):
+    a = Store(tmp_path / "m.db")
+    ids, _ = _fill(a, "c1", 5)
+    assert a.index("c1").ids() == set(ids)
+    b = Store(tmp_path / "m.db")  # e.g. a command-line build while the app is open
+    more = b.add_units("c1", [make_unit("c1", "from b")], random_vectors(1, seed=3))
+    assert a.index("c1").ids() == set(ids) | set(more)
+    b.delete_unit("c1", ids[0])
+    assert a.index("c1").ids() == (set(ids) | set(more)) - {ids[0]}

@@ -126,7 +126,14 @@ class CaseIndex:
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Scores and ids of the k nearest units, best first (ids -1 past the end)."""
         k = max(1, min(k, self.index.ntotal or 1))
-        scores, ids = self.index.search(normalise(query), k)
+        # One query gains nothing from OpenMP threads, and their spin-waiting costs a lot when
+        # the cores are busy (a local model generating): search on this thread alone.
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(1)
+        try:
+            scores, ids = self.index.search(normalise(query), k)
+        finally:
+            faiss.omp_set_num_threads(threads)
         return scores[0], ids[0]
 
     def save(self, path: Path) -> None:

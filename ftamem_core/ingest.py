@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .loaders import Format, LoadError, load_file
+from .models import Session, SessionDocument, Turn
 from .store import OnExists, Store
 
 
@@ -18,3 +19,37 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
             raise LoadError(path, "", f"no case {', '.join(sorted(missing))} in the file")
         docs = [d for d in docs if d.case.id in only]
     return store.ingest(docs, on_exists=on_exists)
+
+
+def parse_pasted_session(text: str, session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:
+    """A session typed or pasted as ``Speaker: text`` lines (the transcript format without headers)."""
+    from pathlib import Path as _Path
+
+    from .loaders import transcript
+    from .loaders.common import Reader
+
+    body = f"## Session {session_time}\n{text}"
+    (doc,) = transcript.load(Reader(_Path("pasted session"), max_turn_chars), _Path("pasted"), body)
+    return doc.sessions[0]
+
+
+def session_from_rows(rows: list[dict], session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:
+    """A session typed turn by turn: rows of role, speaker, timestamp, text (empty rows ignored)."""
+    from .loaders.common import parse_time
+
+    turns = []
+    for n, row in enumerate(rows, start=1):
+        text = str(row.get("text") or "").strip()
+        if not text:
+            continue
+        if len(text) > max_turn_chars:
+            raise LoadError("typed session", f"turn {n}", f"turn text is {len(text):,} characters; the limit is {max_turn_chars:,}")
+        role = row.get("role") or "user"
+        if role not in ("user", "assistant", "other"):
+            raise LoadError("typed session", f"turn {n}", f"role must be user, assistant or other, not {role!r}")
+        turns.append(Turn(role=role, speaker=str(row.get("speaker") or ""), text=text,
+                          timestamp=parse_time(str(row.get("timestamp") or "")) or parse_time(session_time)))
+    if not turns:
+        raise LoadError("typed session", "", "the session has no turns")
+    return SessionDocument(session=Session(source_id="typed", time=parse_time(session_time), time_text=session_time),
+                           turns=turns)

@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from ftamem_core.ingest import ingest_file
+from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows
 from ftamem_core.loaders import LoadError
 from ftamem_core.store import StoreError
 
@@ -44,6 +44,17 @@ def ingest_upload() -> None:
         ingest(str(path), st.session_state.get("on_exists", "refuse"))
 
 
+def _edited_rows() -> list[dict]:
+    """The data editor's rows: its starting row with the edits and added rows applied."""
+    state = st.session_state.get("typed_editor", {})
+    rows = [{"role": "user", "speaker": "", "timestamp": "", "text": ""}]
+    for i, change in state.get("edited_rows", {}).items():
+        rows[int(i)].update(change)
+    rows += [{"role": "user", **r} for r in state.get("added_rows", [])]
+    deleted = set(state.get("deleted_rows", []))
+    return [r for i, r in enumerate(rows) if i not in deleted]
+
+
 ui.show_flash()
 col1, col2 = st.columns(2)
 with col1:
@@ -57,8 +68,38 @@ with col2:
     st.write("A three-session counseling dialogue written for this project.")
     st.button("Load the sample case", on_click=ingest, args=(ui.SAMPLE_CASE, "skip"))
 
+def append_session(case_id: str, mode: str) -> None:
+    """Button callback: append the typed or pasted session to the active case."""
+    when = st.session_state.get("new_session_time", "")
+    try:
+        if mode == "paste":
+            doc = parse_pasted_session(st.session_state.get("pasted", ""), when, ui.settings().max_turn_chars)
+        else:
+            doc = session_from_rows(_edited_rows(), when, ui.settings().max_turn_chars)
+        session = store.append_session(case_id, doc)
+    except (LoadError, StoreError) as e:
+        ui.flash("error", str(e))
+        return
+    ui.flash("success", f"session {session.idx} with {len(doc.turns)} turns appended to {case_id}")
+
+
 case_id = ui.active_case()
 if case_id:
+    with st.expander(f"Add a session to {case_id}"):
+        st.text_input("Session date and time", key="new_session_time", placeholder="2025-10-24 18:00")
+        paste, typed = st.tabs(["Paste", "Turn by turn"])
+        with paste:
+            st.text_area("One turn per line: Speaker: text (a role in brackets, e.g. Dr. Lee [assistant]: …)",
+                         key="pasted", height=160)
+            st.button("Append pasted session", on_click=append_session, args=(case_id, "paste"))
+        with typed:
+            import pandas as pd
+
+            st.data_editor(pd.DataFrame([{"role": "user", "speaker": "", "timestamp": "", "text": ""}]),
+                           num_rows="dynamic", key="typed_editor", width="stretch",
+                           column_config={"role": st.column_config.SelectboxColumn(options=["user", "assistant", "other"])})
+            st.button("Append typed session", on_click=append_session, args=(case_id, "typed"))
+
     st.subheader(f"Sessions of {case_id}")
     counts = store.session_turn_counts(case_id)
     sessions = store.sessions(case_id)

@@ -81,3 +81,37 @@ def test_uploaded_transcript_is_loaded(app):
     assert not at.exception and at.success[0].value == "typed: added"
     assert at.sidebar.selectbox[0].value == "typed"
     assert Store(db).list_cases()[0]["turns"] == 2
+
+
+def test_a_pasted_session_is_appended_to_the_active_case(app):
+    at, db = app
+    s = Store(db)
+    ingest_file(s, ESMEMEVAL)
+    at.run()
+    next(t for t in at.text_input if t.label == "Session date and time").set_value("2025-04-20 18:00")
+    at.text_area[0].set_value("Maya: I ran with the group again.\nCounselor: How did it feel?\nMaya: Good, tired.")
+    next(b for b in at.button if b.label == "Append pasted session").click().run()
+    assert not at.exception
+    assert at.success[0].value == "session 3 with 3 turns appended to sample-maya"
+    last = s.sessions("sample-maya")[-1]
+    turns = s.turns("sample-maya", session_id=last.id)
+    assert last.time == "2025-04-20T18:00" and [t.idx for t in turns] == [30, 31, 32]
+    assert turns[1].role == "assistant"
+    at.text_area[0].set_value("no speaker here").run()
+    next(b for b in at.button if b.label == "Append pasted session").click().run()
+    assert "expected 'Speaker: text'" in at.error[0].value
+    assert len(s.sessions("sample-maya")) == 4
+
+
+def test_a_typed_session_from_rows():
+    from ftamem_core.ingest import session_from_rows
+    from ftamem_core.loaders import LoadError
+
+    doc = session_from_rows([{"role": "user", "speaker": "Ana", "text": "New job started."},
+                             {"role": "assistant", "speaker": "Counselor", "text": "How is it?"},
+                             {"role": "user", "text": ""}], "2025-05-01")
+    assert [t.role for t in doc.turns] == ["user", "assistant"] and doc.turns[0].timestamp == "2025-05-01"
+    with pytest.raises(LoadError, match="no turns"):
+        session_from_rows([{"text": " "}])
+    with pytest.raises(LoadError, match="role must be"):
+        session_from_rows([{"role": "boss", "text": "hi"}])

@@ -57,7 +57,7 @@ def main() -> None:
     rows = []
     for variant in args.variants:
         rows.append(run(variant, args.file, settings, args.case))
-        print(f"# {variant} done", file=sys.stderr, flush=True)
+        print(f"# {json.dumps(rows[-1])}", file=sys.stderr, flush=True)  # kept if a later variant is stopped
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -24,7 +24,7 @@ def main() -> None:
     rows = []
     for n in args.units:
         rows.append(bench_retrieval(n, args.queries))
-        print(f"# {n} units done", file=sys.stderr, flush=True)
+        print(f"# {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -314,8 +314,9 @@ class Store:
         rows: list[dict] = []
         for n in range(0, len(ids), 900):
             chunk = ids[n : n + 900]
-            rows += self._rows(f"SELECT {fields} FROM {table} WHERE case_id = ? AND id IN ({', '.join('?' * len(chunk))})",
-                               (case_id, *chunk))
+            # "+case_id": look rows up by primary key; an index on case_id would scan the whole case.
+            rows += self._rows(f"SELECT {fields} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))}) AND +case_id = ?",
+                               (*chunk, case_id))
         return rows
 
     def units_by_id(self, case_id: str, ids: list[int]) -> list[FTAUnit]:
@@ -327,18 +328,22 @@ class Store:
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))
-        rows = self._rows(f"SELECT * FROM links WHERE case_id = ? AND (source IN ({marks}) OR target IN ({marks}))",
-                          (case_id, *ids, *ids))
+        rows = self._rows(f"SELECT * FROM links WHERE source IN ({marks}) AND +case_id = ?"
+                          f" UNION SELECT * FROM links WHERE target IN ({marks}) AND +case_id = ?",
+                          (*ids, case_id, *ids, case_id))
         return [Link(**r) for r in rows]
 
     def turns_in_spans(self, case_id: str, spans: list[tuple[int, int]]) -> list[Turn]:
         """The turns inside any of the (first, last) global index spans, in one query."""
         if not spans:
             return []
-        where = " OR ".join("idx BETWEEN ? AND ?" for _ in spans)
-        flat = [x for span in spans for x in span]
-        return [Turn(**r) for r in self._rows(f"SELECT * FROM turns WHERE case_id = ? AND ({where}) ORDER BY idx",
-                                               (case_id, *flat))]
+        wanted = sorted({i for first, last in spans for i in range(first, last + 1)})
+        rows: list[dict] = []
+        for n in range(0, len(wanted), 900):  # (case_id, idx) is unique: one index probe per turn
+            chunk = wanted[n : n + 900]
+            rows += self._rows(f"SELECT * FROM turns WHERE case_id = ? AND idx IN ({', '.join('?' * len(chunk))})",
+                               (case_id, *chunk))
+        return [Turn(**r) for r in sorted(rows, key=lambda r: r["idx"])]
 
     def units(self, case_id: str, construction_status: str | None = "final") -> list[FTAUnit]:
         sql, params = "SELECT * FROM units WHERE case_id = ?", [case_id]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .loaders import Format, LoadError, load_file
+from .loaders import Format, LoadError, load_file, transcript
+from .loaders.common import Reader, parse_time
 from .models import Session, SessionDocument, Turn
 from .store import OnExists, Store
 
@@ -23,20 +24,13 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
 
 def parse_pasted_session(text: str, session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:
     """A session typed or pasted as ``Speaker: text`` lines (the transcript format without headers)."""
-    from pathlib import Path as _Path
-
-    from .loaders import transcript
-    from .loaders.common import Reader
-
     body = f"## Session {session_time}\n{text}"
-    (doc,) = transcript.load(Reader(_Path("pasted session"), max_turn_chars), _Path("pasted"), body)
+    (doc,) = transcript.load(Reader(Path("pasted session"), max_turn_chars), Path("pasted"), body)
     return doc.sessions[0]
 
 
 def session_from_rows(rows: list[dict], session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:
     """A session typed turn by turn: rows of role, speaker, timestamp, text (empty rows ignored)."""
-    from .loaders.common import parse_time
-
     turns = []
     for n, row in enumerate(rows, start=1):
         text = str(row.get("text") or "").strip()

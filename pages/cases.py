@@ -15,7 +15,8 @@ store = ui.active_store()
 cases = store.list_cases()
 
 if cases:
-    st.dataframe(cases, hide_index=True, column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions"])
+    st.dataframe(cases, hide_index=True,
+                 column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions", "last_build_at"])
     st.caption("Choose the active case in the sidebar.")
 else:
     st.info("No cases yet. Load a dialogue file or the bundled sample case.")

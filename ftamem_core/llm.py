@@ -184,30 +184,25 @@ def _llama(path: Path, config: LLMConfig) -> tuple[Any, threading.Lock]:
                 # Reuse the KV state of the longest cached prefix: every prompt starts with its
                 # stage's fixed instructions (measured on the 1.5B: a 1,455-token extraction
                 # prompt drops from 21 s to 2 s once its prefix is cached).
-                model.set_cache(_PrefixCache(capacity_bytes=config.prompt_cache_bytes))
+                model.set_cache(_prefix_cache(config.prompt_cache_bytes))
             _LOADED[key] = (model, threading.Lock())
         return _LOADED[key]
 
 
-def _prefix_cache_class():
+def _prefix_cache(capacity_bytes: int):
+    """llama-cpp's RAM cache of prompt states, keeping one row of logits per state instead of
+    n_batch rows (151,936 floats a row for Qwen2.5: 311 MB per state, not counted against the
+    capacity; seen as a 10 GB process). A cached prefix is always followed by new prompt tokens,
+    which are evaluated afresh, so the dropped rows are never read."""
     from llama_cpp import LlamaRAMCache
 
     class PrefixCache(LlamaRAMCache):
-        """llama-cpp's RAM cache, keeping one row of logits per state instead of n_batch rows
-        (151,936 floats a row for Qwen2.5: 311 MB per state, not counted against the capacity;
-        seen as a 10 GB process). A cached prefix is always followed by new prompt tokens, which
-        are evaluated afresh, so the dropped rows are never read."""
-
         def __setitem__(self, key, value):
             if value.scores is not None and len(value.scores) > 1:
                 value.scores = value.scores[-1:].copy()
             super().__setitem__(key, value)
 
-    return PrefixCache
-
-
-def _PrefixCache(capacity_bytes: int):  # noqa: N802 - constructor-like
-    return _prefix_cache_class()(capacity_bytes=capacity_bytes)
+    return PrefixCache(capacity_bytes=capacity_bytes)
 
 
 class EmbeddedLLM(LLM):

@@ -12,7 +12,7 @@ def _known(value: str | None) -> bool:
     return bool(value) and value.strip().lower() not in ("unknown", "none", "")
 
 
-def retrieval_text(unit: FTAUnit, time_fields: bool = True, affect_fields: bool = True) -> str:
+def retrieval_text(unit: FTAUnit) -> str:
     """rho(m): fact, time and affect anchors plus evidence metadata, one labelled line each."""
     f, t, a = unit.fact, unit.time, unit.affect
     lines = [f"fact: {f.text}"]
@@ -21,19 +21,17 @@ def retrieval_text(unit: FTAUnit, time_fields: bool = True, affect_fields: bool 
     lines.append(f"type: {f.content_type.replace('_', ' ')}")
     if f.participants:
         lines.append(f"participants: {', '.join(f.participants)}")
-    if time_fields:
-        when = [x for x in (t.event_time, t.event_time_expression) if _known(x)]
-        if when:
-            lines.append(f"event time: {' / '.join(dict.fromkeys(when))}")
-        if t.time_orientation != "unknown":
-            lines.append(f"orientation: {t.time_orientation}")
-        if t.dialogue_time:
-            lines.append(f"said on: {t.dialogue_time}")
-    if affect_fields:
-        for label, value in (("feeling", a.emotion_or_state), ("intention", a.intention_or_plan),
-                             ("relations", a.relation_cues)):
-            if _known(value):
-                lines.append(f"{label}: {value}")
+    when = [x for x in (t.event_time, t.event_time_expression) if _known(x)]
+    if when:
+        lines.append(f"event time: {' / '.join(dict.fromkeys(when))}")
+    if t.time_orientation != "unknown":
+        lines.append(f"orientation: {t.time_orientation}")
+    if t.dialogue_time:
+        lines.append(f"said on: {t.dialogue_time}")
+    for label, value in (("feeling", a.emotion_or_state), ("intention", a.intention_or_plan),
+                         ("relations", a.relation_cues)):
+        if _known(value):
+            lines.append(f"{label}: {value}")
     return "\n".join(lines)
 
 

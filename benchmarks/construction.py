@@ -1,7 +1,7 @@
 """Construction cost per granularity variant on one case with the embedded model.
 
     .venv/bin/python benchmarks/construction.py [--model qwen2.5-1.5b] [--file data/sample_case.json]
-        [--variants bws fixed session pair] [--json]
+        [--variants bws fixed session pair] [--coverage-pass] [--json]
 
 Prints turns per minute, calls, tokens and units per turn for each variant (the paper spent 0.35
 calls and about 576 tokens per LoCoMo turn with BWS).
@@ -39,7 +39,7 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
         seconds = time.perf_counter() - started
         cost = store.cost(case)
         store.close()
-    return {"variant": variant, "turns": cost["turns"], "seconds": round(seconds, 1),
+    return {"variant": variant, "coverage_pass": settings.coverage_pass, "turns": cost["turns"], "seconds": round(seconds, 1),
             "turns_per_min": round(cost["turns"] / seconds * 60, 1), "calls_per_turn": cost["calls_per_turn"],
             "tokens_per_turn": cost["tokens_per_turn"], "units_per_turn": cost["units_per_turn"],
             "units": cost["units"], "partial": cost["partial_units"], "links": report.links, "status": report.status}
@@ -51,9 +51,10 @@ def main() -> None:
     p.add_argument("--file", type=Path, default=ROOT / "data" / "sample_case.json")
     p.add_argument("--case", help="one case of a multi-case file")
     p.add_argument("--variants", nargs="+", default=["bws", "fixed", "session", "pair"])
+    p.add_argument("--coverage-pass", action="store_true", help="with the coverage pass (not in the paper)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    settings = load_settings(llm={"model": args.model})
+    settings = load_settings(llm={"model": args.model}, coverage_pass=args.coverage_pass or None)
     rows = []
     for variant in args.variants:
         rows.append(run(variant, args.file, settings, args.case))

@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)")
     c.add_argument("--window", type=int, help="window size W (default: setting window_size, 20)")
     c.add_argument("--from-scratch", action="store_true", help="clear the case's memory and build it again")
+    c.add_argument("--coverage-pass", action="store_true",
+                   help="one more call per fragment for the person's turns no unit covers (setting coverage_pass)")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c = command("units", "list a case's memory units")
     c.add_argument("case")
@@ -192,6 +194,8 @@ def cmd_build(args, settings: Settings):
     from .llm import make_llm
     from .progress import ProgressBar
 
+    if args.coverage_pass:
+        settings = settings.with_overrides(coverage_pass=True)
     store = _open(settings)
     _require_case(store, args.case)
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)

@@ -98,6 +98,10 @@ class Settings(BaseModel):
     construction_max_tokens: int = 2048
     # A fragment with at least this many words must yield a unit (0: the model may return none).
     min_unit_words: int = Field(25, ge=0)
+    # Coverage pass (not in the paper, off by default): one more call per fragment asks for a unit
+    # for each of the person's turns with at least coverage_min_words words that no unit covers.
+    coverage_pass: bool = False
+    coverage_min_words: int = Field(6, ge=1)
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
     # Models

@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from .config import Settings
 from .embeddings import Embedder
-from .extraction import Fragment, incomplete_memory_json, integrate, parse_candidates, substantive
+from .extraction import (Fragment, coverage_reply_model, incomplete_memory_json, integrate, parse_candidates,
+                         parse_coverage, substantive, uncovered)
 from .extraction import reply_model as extraction_reply
 from .linking import apply_updates, candidates
 from .linking import render as render_links
@@ -48,8 +49,8 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, unit_finalised, fusion,
-    #            link_added, session_done, build_done
+    kind: str  # build_started, session_started, session_skipped, window, coverage, unit_finalised,
+    #            fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -91,7 +92,8 @@ class Builder:
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include={
-                "min_forward_step", "construction_temperature", "link_candidates", "link_threshold"})}))
+                "min_forward_step", "construction_temperature", "link_candidates", "link_threshold",
+                "coverage_pass", "coverage_min_words"})}))
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
@@ -181,7 +183,10 @@ class Builder:
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
-        result = integrate(parse_candidates(reply, fragment), carried, keys)
+        found = parse_candidates(reply, fragment)
+        if self.settings.coverage_pass:
+            found += [("none", u) for u in self._cover(fragment, [u for _, u in found], session_turns)]
+        result = integrate(found, carried, keys)
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
             self.progress(Event("fusion", None, {"carried": partial.fact.text, "candidate": candidate.fact.text,
@@ -189,6 +194,21 @@ class Builder:
         if result.finalised:
             self._store_and_link(fragment.case_id, result.finalised, report)
         return result.carried
+
+    def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
+        """The coverage pass: units for the person's turns no written unit covers."""
+        missing = uncovered(fragment, written, self.settings.coverage_min_words)
+        if not missing:
+            return []
+        self.progress(Event("coverage", None, {"turns": [t.idx for t in missing]}))
+        messages = load_prompt("coverage").messages(
+            people=people(session_turns), session_time=fragment.session_time or "unknown",
+            written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
+            turns=render_turns(fragment.turns), targets=", ".join(f"[{t.idx}]" for t in missing))
+        reply, _ = self.llm.structured("coverage", messages, coverage_reply_model(missing),
+                                       temperature=self.settings.construction_temperature,
+                                       max_tokens=self.settings.construction_max_tokens)
+        return parse_coverage(reply, missing, fragment, written)
 
     def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport) -> None:
         vectors = self.embedder.encode([retrieval_text(u) for u in units])

@@ -11,6 +11,13 @@ session date (preferred over the model's own date); otherwise the model's ISO da
 
 Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
 fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
+
+Coverage pass (an extension, off by default: ``Settings.coverage_pass``): small models write one
+unit per fragment and leave most of what the person said in no unit (the 0.5B built 6 units for
+30 turns of the ES-MemEval sample). The pass finds the person's substantive turns that no
+candidate's evidence span covers and asks, in one more call, for one unit per such turn; the reply
+schema has a required key per turn, so none can be skipped. Its units are final, and a fact that is
+not about its turn is replaced by the turn's own words (see ``parse_coverage``).
 """
 
 from __future__ import annotations
@@ -236,3 +243,66 @@ def incomplete_memory_json(carried: list[FTAUnit], keys: list[str]) -> str:
 
 def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]]:
     return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]
+
+
+# Coverage pass -----------------------------------------------------------------------------
+
+def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
+    """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
+    evidence span covers."""
+    covered = {i for u in units for i in range(u.evidence.start, u.evidence.end + 1)}
+    return [t for t in fragment.turns
+            if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words]
+
+
+def coverage_key(turn: Turn) -> str:
+    return f"t{turn.idx}"
+
+
+def coverage_reply_model(turns: list[Turn]) -> type[BaseModel]:
+    """One required unit per uncovered turn, keyed ``t<turn number>``; none completes a carried unit."""
+    unit = create_model("CoverageUnit", __base__=UnitOut, completes=(Literal["none"], "none"))
+    fields: dict[str, Any] = {coverage_key(t): (unit, ...) for t in turns}
+    return create_model("CoverageReply", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+_STOP = frozenset("""about after again also been before being could didn does doing done from have having into just
+like maybe more much only really should some still than that them then there they this very want were what when
+where which will with would your""".split())
+
+
+def _content_words(text: str, name: str | None) -> set[str]:
+    words = {w for w in re.findall(r"[a-z']{4,}", text.lower()) if w not in _STOP}
+    return words - {name.lower()} if name else words
+
+
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def about_turn(text: str, turn: Turn, seen: list[str]) -> bool:
+    """Whether a coverage unit's fact is about its turn: it shares a content word with the turn and
+    does not repeat a fact already written (the 0.5B copies one fact into every key)."""
+    norm = _normalised(text)
+    if any(norm in old or old in norm for old in seen if old):
+        return False
+    return bool(_content_words(text, turn.speaker) & _content_words(turn.text, turn.speaker))
+
+
+def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, written: list[FTAUnit]) -> list[FTAUnit]:
+    """Units from a coverage reply, final (the pass exists to put these turns in memory) and each
+    with its evidence span widened to include its turn. A fact that is not about its turn (see
+    ``about_turn``) is replaced by the turn's own words in the third person."""
+    seen = [_normalised(u.fact.text) for u in written]
+    units = []
+    for turn in turns:
+        out: UnitOut = getattr(reply, coverage_key(turn))
+        first, last = sorted(out.evidence_turn_span)
+        out = out.model_copy(update={"evidence_turn_span": [min(first, turn.idx), max(last, turn.idx)]})
+        unit = to_unit(out, fragment).model_copy(update={"construction_status": "final"})
+        if not about_turn(unit.fact.text, turn, seen):
+            text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
+            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text})})
+        seen.append(_normalised(unit.fact.text))
+        units.append(unit)
+    return units

@@ -17,16 +17,19 @@ done = store.done_sessions(case_id)
 sessions = store.sessions(case_id)
 st.caption(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · {ui.llm_config().model}")
 
-col1, col2, col3 = st.columns(3)
+col1, col2, col3, col4 = st.columns(4)
 segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"],
                               index=["bws", "fixed", "session", "pair"].index(settings.segmentation))
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)
 from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
+coverage = col4.checkbox("Coverage pass", value=settings.coverage_pass,
+                         help="not in the paper: one more call per fragment for what the person said that no unit "
+                              "covers (helps small models)")
 
 
 def start() -> None:
     try:
-        builder = Builder(store, ui.llm(), ui.embedder(), settings)
+        builder = Builder(store, ui.llm(), ui.embedder(), settings.with_overrides(coverage_pass=coverage))
     except Exception as e:  # e.g. the model file or the server is missing
         ui.flash("error", str(e).splitlines()[0])
         return

@@ -37,6 +37,10 @@ class Pipeline:
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
         return {"memory_units": [unit(f"Fact about turns {idx[0]}-{idx[-1]}", idx[0], idx[-1])]}
 
+    def coverage(self, messages):
+        targets = [int(i) for i in re.findall(r"\[(\d+)\]", section(messages, "Turns to write a unit for:"))]
+        return {f"t{i}": unit(f"Maya said more in turn {i}", i, i) for i in targets}
+
     def linking(self, messages):
         ids = re.findall(r'"memory_id": "(m\d+)"', section(messages, "Older units:"))
         return {"memory_updates": [{"memory_id": ids[0], "relation": "updates", "lifecycle_status": "completed",

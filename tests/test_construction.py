@@ -225,3 +225,35 @@ def test_granularity_variants_call_counts(case, segmentation, window, seg_calls,
     assert pipeline.calls.count("segmentation") == seg_calls
     assert pipeline.calls.count("extraction") == ext_calls
     assert {s.method for s in case.segments("c1")} == {segmentation}
+
+
+def first_turn_only(messages):
+    idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+    return {"memory_units": [unit(f"Maya opened with turn {idx[0]}.", idx[0], idx[0])]}
+
+
+def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = first_turn_only
+    prompts = []
+    coverage = pipeline.coverage
+    pipeline.coverage = lambda messages: prompts.append(messages[-1]["content"]) or coverage(messages)
+    report, events, _ = build(case, pipeline, settings=SETTINGS.with_overrides(coverage_pass=True))
+    said = {t.idx for t in case.turns("c1") if t.role == "user"}
+    covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
+    assert said <= covered
+    # fragments [0-3] [4-7] per session: the first unit covers turn 0 (or 4), the pass turn 2 (or 6)
+    assert pipeline.calls.count("coverage") == 4 and report.units == 8
+    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith("Turns to write a unit for: [2]")
+    assert [e.data["turns"] for e in events if e.kind == "coverage"][0] == [2]
+    assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
+    assert case.builds("c1")[-1].settings["coverage_pass"] is True
+
+
+def test_without_the_coverage_pass_uncovered_turns_stay_uncovered(case):
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = first_turn_only
+    report, _, _ = build(case, pipeline)
+    assert "coverage" not in pipeline.calls and report.units == 4
+    covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
+    assert 2 not in covered

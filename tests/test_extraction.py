@@ -1,7 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core.extraction import Fragment, fuse, integrate, parse_candidates, reply_model, to_unit
+from ftamem_core.extraction import (Fragment, coverage_reply_model, fuse, integrate, parse_candidates, parse_coverage,
+                                    about_turn, reply_model, to_unit, uncovered)
 from ftamem_core.llm import json_schema
 from ftamem_core.models import Turn
 
@@ -98,3 +99,52 @@ def test_first_person_facts_name_the_speaker():
     two = Fragment("c1", 7, [Turn(idx=10, speaker="Ana", text="a"), Turn(idx=11, speaker="Ben", text="b")], None)
     (_, u), = parse([unit("I moved to Denver.", 10, 11)], frag=two)
     assert u.fact.text == "I moved to Denver."  # two possible speakers: left as written
+
+
+def said(idx, text, role="user"):
+    return Turn(idx=idx, role=role, speaker="Maya" if role == "user" else "Counselor", text=text)
+
+
+def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
+    frag = Fragment("c1", 7, [said(10, "I work nights now, seven to seven."), said(11, "How is your sleep lately?", "assistant"),
+                              said(12, "Badly, maybe four hours a day."), said(13, "Okay."),
+                              said(14, "My coworker Omar suggested blackout curtains.")], "2025-03-02")
+    written = [unit_model(10, 10)]
+    assert [t.idx for t in uncovered(frag, written, 5)] == [12, 14]  # 11 is the counselor's, 13 too short
+    assert [t.idx for t in uncovered(frag, written + [unit_model(12, 14)], 5)] == []
+
+
+def unit_model(first, last):
+    return parse([unit("Maya works nights.", first, last)], frag=fragment(10, 14))[0][1]
+
+
+def test_coverage_reply_needs_a_unit_for_every_turn_and_spans_include_it():
+    turns = [said(12, "Badly, maybe four hours."), said(14, "Omar suggested curtains.")]
+    model = coverage_reply_model(turns)
+    schema = json_schema(model)
+    assert schema["required"] == ["t12", "t14"]
+    with pytest.raises(ValidationError):
+        model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12)})
+    with pytest.raises(ValidationError):  # a coverage unit never completes a carried unit
+        model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12, completes="p1"),
+                              "t14": unit("Omar suggested curtains.", 14, 14)})
+    reply = model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12),
+                                  "t14": unit("Omar suggested blackout curtains to Maya.", 10, 11)})
+    units = parse_coverage(reply, turns, fragment(10, 14), [])
+    assert [(u.evidence.start, u.evidence.end) for u in units] == [(11, 12), (10, 14)]  # widened to its turn
+    assert [u.construction_status for u in units] == ["final", "final"]
+    assert [u.fact.text for u in units] == ["Maya sleeps four hours.", "Omar suggested blackout curtains to Maya."]
+
+
+def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
+    turns = [said(12, "Badly, I sleep maybe four hours."), said(14, "I joined a running group on Sundays."),
+             said(16, "I could call my dad before I leave.")]
+    written = [unit_model(10, 10)]  # "Maya works nights."
+    reply = coverage_reply_model(turns).model_validate({
+        "t12": unit("Maya sleeps about four hours.", 12, 12),
+        "t14": unit("Maya sleeps about four hours.", 14, 14),  # a repeat of t12
+        "t16": unit("Maya works nights.", 16, 16)})  # a repeat of a written unit
+    texts = [u.fact.text for u in parse_coverage(reply, turns, fragment(10, 16), written)]
+    assert texts == ["Maya sleeps about four hours.", "Maya joined a running group on Sundays.",
+                     "Maya could call Maya's dad before Maya leave."]
+    assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn

@@ -80,19 +80,36 @@ def test_every_page_loads_on_a_built_case(app, page):
     assert at.sidebar.selectbox[0].value == "sample-daniel"
 
 
+def wait_until_built(store, sessions=3):
+    """The page's build runs in a thread."""
+    deadline = time.time() + 60
+    while time.time() < deadline and len(store.done_sessions("sample-daniel")) < sessions:
+        time.sleep(0.2)
+    assert len(store.done_sessions("sample-daniel")) == sessions
+
+
 def test_build_page_builds_with_the_chosen_backend(app):
     store = Store(app)
     ingest_file(store, SAMPLE)
     at = open_page("pages/build.py")
     next(b for b in at.button if b.label == "Start / resume build").click().run()
     assert not at.exception
-    deadline = time.time() + 60
-    while time.time() < deadline and len(store.done_sessions("sample-daniel")) < 3:
-        time.sleep(0.2)
-    assert len(store.done_sessions("sample-daniel")) == 3
+    wait_until_built(store)
     assert [u.fact.text for u in store.units("sample-daniel")] == ["Daniel talked about his father."] * 3
     at.run()
     assert not at.exception and any("Units formed (3)" in h.value for h in at.subheader)
+    assert store.builds("sample-daniel")[-1].settings["coverage_pass"] is False
+
+
+def test_build_page_turns_the_coverage_pass_on(app):
+    store = Store(app)
+    ingest_file(store, SAMPLE)
+    at = open_page("pages/build.py")
+    next(c for c in at.checkbox if c.label == "Coverage pass").check().run()
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    assert not at.exception
+    wait_until_built(store)
+    assert store.builds("sample-daniel")[-1].settings["coverage_pass"] is True
 
 
 def test_memory_page_edits_and_deletes_a_unit(app):

@@ -247,7 +247,8 @@ class Builder:
             reply, _ = self.llm.structured("longitudinal", messages, model,
                                            temperature=self.settings.construction_temperature,
                                            max_tokens=self.settings.construction_max_tokens)
-            new_semantic, new_support = apply_longitudinal(reply, case_id, semantic, support)
+            new_semantic, new_support = apply_longitudinal(reply, case_id, semantic, support, units,
+                                                           [t.speaker for t in turns if t.speaker])
         # One transaction: the session's memory is complete exactly when it is marked done.
         with self.store.transaction():
             self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])

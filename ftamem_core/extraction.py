@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from .grounding import normalised, repeats, shares_content
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -249,8 +250,10 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
     """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
-    evidence span covers."""
-    covered = {i for u in units for i in range(u.evidence.start, u.evidence.end + 1)}
+    evidence span covers. A partial unit does not count: it is construction context, not
+    retrievable memory, and stays so if nothing completes it before the session ends."""
+    covered = {i for u in units if u.construction_status != "partial"
+               for i in range(u.evidence.start, u.evidence.end + 1)}
     return [t for t in fragment.turns
             if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words]
 
@@ -266,34 +269,18 @@ def coverage_reply_model(turns: list[Turn]) -> type[BaseModel]:
     return create_model("CoverageReply", __config__=ConfigDict(extra="forbid"), **fields)
 
 
-_STOP = frozenset("""about after again also been before being could didn does doing done from have having into just
-like maybe more much only really should some still than that them then there they this very want were what when
-where which will with would your""".split())
-
-
-def _content_words(text: str, name: str | None) -> set[str]:
-    words = {w for w in re.findall(r"[a-z']{4,}", text.lower()) if w not in _STOP}
-    return words - {name.lower()} if name else words
-
-
-def _normalised(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
-
-
 def about_turn(text: str, turn: Turn, seen: list[str]) -> bool:
     """Whether a coverage unit's fact is about its turn: it shares a content word with the turn and
     does not repeat a fact already written (the 0.5B copies one fact into every key)."""
-    norm = _normalised(text)
-    if any(norm in old or old in norm for old in seen if old):
-        return False
-    return bool(_content_words(text, turn.speaker) & _content_words(turn.text, turn.speaker))
+    names = [turn.speaker] if turn.speaker else []
+    return not repeats(text, seen) and shares_content(text, [turn.text], names)
 
 
 def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, written: list[FTAUnit]) -> list[FTAUnit]:
     """Units from a coverage reply, final (the pass exists to put these turns in memory) and each
     with its evidence span widened to include its turn. A fact that is not about its turn (see
     ``about_turn``) is replaced by the turn's own words in the third person."""
-    seen = [_normalised(u.fact.text) for u in written]
+    seen = [normalised(u.fact.text) for u in written]
     units = []
     for turn in turns:
         out: UnitOut = getattr(reply, coverage_key(turn))
@@ -303,6 +290,6 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         if not about_turn(unit.fact.text, turn, seen):
             text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
             unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text})})
-        seen.append(_normalised(unit.fact.text))
+        seen.append(normalised(unit.fact.text))
         units.append(unit)
     return units

@@ -4,7 +4,8 @@ tried and how they landed). Every entry cites the units it came from.
 
 U_i = Update_U(U_{i-1}, M_i) and H_i = Update_H(H_{i-1}, M_i^sup) are made in one call: the model
 sees the existing entries and the session's units and returns new entries or revisions
-(``replaces`` an existing entry's key).
+(``replaces`` an existing entry's key). An entry that shares no content word with the units it
+cites is dropped (``grounding``: the 0.5B copied the prompt's worked example).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from .grounding import shares_content
 from .models import FTAUnit, SemanticEntry, SemanticKind, Statement, SupportEntry, utcnow
 from .representation import briefs_json
 
@@ -87,16 +89,30 @@ def _same_text(a: str, b: str) -> bool:
     return a.strip().lower() == b.strip().lower()
 
 
+def _grounded(text: str, keys: list[str], units: dict[str, FTAUnit], names: list[str]) -> bool:
+    cited = [units[k] for k in keys if k in units]
+    sources = [" ".join((u.fact.text, u.fact.summary, u.affect.emotion_or_state, u.affect.intention_or_plan,
+                         u.affect.relation_cues)) for u in cited]
+    return shares_content(text, sources, [*names, *(p for u in cited for p in u.fact.participants)])
+
+
 def apply(reply: LongitudinalReply, case_id: str, semantic: list[SemanticEntry],
-          support: list[SupportEntry]) -> tuple[list[SemanticEntry], list[SupportEntry]]:
-    """The entries to write: revised ones keep their id, new ones have none."""
+          support: list[SupportEntry], units: list[FTAUnit],
+          names: list[str] = ()) -> tuple[list[SemanticEntry], list[SupportEntry]]:
+    """The entries to write: revised ones keep their id, new ones have none. ``units`` are the
+    session's units the reply may cite; an entry that shares no word with the units it cites,
+    beyond ``names`` (the session's speakers) and the units' participants, is left out."""
     now = utcnow()
+    by_key = {unit_key(u): u for u in units}
     sem = _merge(
-        [i for i in reply.semantic if i.text.strip()], semantic, "s", lambda e, i: _same_text(e.text, i.text),
+        [i for i in reply.semantic if i.text.strip() and _grounded(i.text, i.source_unit_ids, by_key, names)],
+        semantic, "s", lambda e, i: _same_text(e.text, i.text),
         lambda i, id_, src: SemanticEntry(id=id_, case_id=case_id, kind=i.kind, text=i.text.strip(),
                                           source_unit_ids=src, updated_at=now))
     sup = _merge(
-        [i for i in reply.support if i.strategy.strip()], support, "h", lambda e, i: _same_text(e.strategy, i.strategy),
+        [i for i in reply.support
+         if i.strategy.strip() and _grounded(f"{i.strategy} {i.text}", i.source_unit_ids, by_key, names)],
+        support, "h", lambda e, i: _same_text(e.strategy, i.strategy),
         lambda i, id_, src: SupportEntry(id=id_, case_id=case_id, strategy=i.strategy.strip(), outcome=i.outcome,
                                          text=i.text.strip(), source_unit_ids=src, updated_at=now))
     return sem, sup

@@ -47,11 +47,13 @@ class Pipeline:
                                     "completeness": "complete", "relation_confidence": "high"}]}
 
     def longitudinal(self, messages):
-        ids = re.findall(r'"memory_id": "(m\d+)"', section(messages, "units:"))
-        return {"semantic": [{"replaces": "none", "kind": "situation", "text": f"Situation from {ids[0]}",
+        units = section(messages, "units:")
+        ids = re.findall(r'"memory_id": "(m\d+)"', units)
+        fact = re.findall(r'"text": "([^"]+)"', units)[0]
+        return {"semantic": [{"replaces": "none", "kind": "situation", "text": f"Situation: {fact}",
                               "source_unit_ids": ids[:1]}],
-                "support": [{"replaces": "none", "strategy": "listening", "outcome": "helped", "text": "ok",
-                             "source_unit_ids": ids[:1]}]}
+                "support": [{"replaces": "none", "strategy": "listening", "outcome": "helped",
+                             "text": f"Listening about: {fact}", "source_unit_ids": ids[:1]}]}
 
     def __call__(self, stage, messages):
         self.calls.append(stage)

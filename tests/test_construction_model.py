@@ -14,9 +14,11 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    """The sample built by the 0.5B with the coverage pass: without it the 0.5B writes one unit per
+    fragment and leaves most gold evidence turns in no unit (end-to-end recall 0.25 measured)."""
     db = str(tmp_path_factory.mktemp("build") / "m.db")
     assert main(["--db", db, "ingest", str(ESMEMEVAL)]) == 0
-    assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0
+    assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--coverage-pass", "--quiet"]) == 0
     return db
 
 
@@ -38,6 +40,9 @@ def test_every_session_has_units_inside_its_turns(built, capsys):
             assert u.time.dialogue_time == session.time
             assert u.fact.text.strip() and u.fact.text.strip() != "..."
     assert store.index("sample-maya").ids() == {u.id for u in units}
+    covered = {i for u in units for i in range(u.evidence.start, u.evidence.end + 1)}
+    said = [t for t in store.turns("sample-maya") if t.role != "assistant" and len(t.text.split()) >= 6]
+    assert [t.original_id for t in said if t.idx not in covered] == []  # the coverage pass leaves none out
     listed = cli_json(capsys, "--db", built, "--json", "units", "sample-maya")
     assert [u["id"] for u in listed] == [u.id for u in units]
 
@@ -65,25 +70,19 @@ def test_memory_and_cost_are_reported(built, capsys):
 
 def test_asking_the_sample_questions_retrieves_the_gold_evidence(built, capsys):
     """Ask every question of the sample with the real model and measure how often the packet's
-    source spans cover the gold evidence turns: end to end, and for the questions whose evidence
-    the built memory holds at all (with the 0.5B, construction coverage is the bottleneck:
-    end-to-end recall was 0.25 in the clean-clone runs, 2 of the 3 questions the memory can answer)."""
+    source spans cover all the gold evidence turns of a question (the questions with evidence:
+    the sample's abstention question has none)."""
     store = Store(built)
-    questions = store.questions("sample-maya")
-    in_memory = {t.original_id for u in store.units("sample-maya")
-                 for t in store.turns("sample-maya", start=u.evidence.start, end=u.evidence.end)}
-    covered, answerable, answerable_covered = 0, 0, 0
+    questions = [q for q in store.questions("sample-maya") if q.evidence]
+    covered = []
     for q in questions:
         trace = cli_json(capsys, "--db", built, "--model", "qwen2.5-0.5b", "--json", "ask", "sample-maya", q.question)
         assert trace["answer"].strip() and trace["packet"]["tokens"] > 0
         assert set(trace["cited_unit_ids"]) <= {u["id"] for u in trace["packet"]["primary"]} | {
             n["unit"]["id"] for n in trace["packet"]["neighbours"]}
         seen = {t["original_id"] for turns in trace["packet"]["sources"].values() for t in turns}
-        hit = set(q.evidence) <= seen
-        covered += hit
-        if set(q.evidence) <= in_memory:
-            answerable += 1
-            answerable_covered += hit
-    print(f"\nevidence recall over {len(questions)} sample questions: {covered / len(questions):.2f} end to end; "
-          f"{answerable_covered}/{answerable} of those whose evidence the memory holds")
-    assert answerable >= 1 and answerable_covered / answerable > 0.5  # most of them
+        covered.append(set(q.evidence) <= seen)
+    with capsys.disabled():
+        print(f"\nevidence recall over the {len(questions)} sample questions with evidence: "
+              f"{sum(covered)}/{len(questions)} = {sum(covered) / len(questions):.2f}")
+    assert sum(covered) / len(questions) > 0.5  # most of them

@@ -112,6 +112,8 @@ def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
     written = [unit_model(10, 10)]
     assert [t.idx for t in uncovered(frag, written, 5)] == [12, 14]  # 11 is the counselor's, 13 too short
     assert [t.idx for t in uncovered(frag, written + [unit_model(12, 14)], 5)] == []
+    partial = parse([unit("Maya may sleep more.", 12, 14, status="partial")], frag=fragment(10, 14))[0][1]
+    assert [t.idx for t in uncovered(frag, written + [partial], 5)] == [12, 14]  # not retrievable memory
 
 
 def unit_model(first, last):

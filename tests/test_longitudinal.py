@@ -4,6 +4,12 @@ from pydantic import ValidationError
 from ftamem_core.longitudinal import apply, reply_model
 from ftamem_core.models import SemanticEntry, SupportEntry
 
+from conftest import make_unit
+
+
+def session_units(*texts, start=7):
+    return [make_unit("c", text).model_copy(update={"id": start + i}) for i, text in enumerate(texts)]
+
 
 def test_new_entries_revisions_and_repeats():
     semantic = [SemanticEntry(id=3, case_id="c", kind="person", text="Lena is Maya's sister.", source_unit_ids=[1])]
@@ -18,7 +24,9 @@ def test_new_entries_revisions_and_repeats():
         "support": [{"replaces": "h5", "strategy": "sleep hygiene", "outcome": "helped",
                      "text": "Blackout curtains helped Maya sleep six hours.", "source_unit_ids": ["m8"]}],
     })
-    sem, sup = apply(reply, "c", semantic, support)
+    units = session_units("Maya and her sister Lena argued about caring for their father.",
+                          "Blackout curtains helped Maya sleep; Lena is Maya's sister.")
+    sem, sup = apply(reply, "c", semantic, support, units)
     assert [(e.id, e.source_unit_ids) for e in sem] == [(None, [7]), (3, [1, 8])]
     assert [(e.id, e.outcome, e.source_unit_ids) for e in sup] == [(5, "helped", [2, 8])]
 
@@ -38,5 +46,22 @@ def test_repeats_within_one_reply_are_merged():
     item = {"replaces": "none", "strategy": "talking to his sister", "outcome": "unknown", "text": "He plans to."}
     reply = model.model_validate({"semantic": [], "support": [{**item, "source_unit_ids": ["m1"]},
                                                               {**item, "source_unit_ids": ["m2"]}]})
-    _, sup = apply(reply, "c", [], [])
+    units = session_units("Daniel will call his sister.", "Daniel plans talking to his sister tonight.", start=1)
+    _, sup = apply(reply, "c", [], [], units)
     assert [(e.id, e.source_unit_ids) for e in sup] == [(None, [1, 2])]
+
+
+def test_an_entry_not_about_the_units_it_cites_is_dropped():
+    """The 0.5B echoed the prompt's worked example with the name swapped."""
+    model = reply_model(["m7"], [], [])
+    units = session_units("Maya joined a running group that meets on Sunday mornings.")
+    reply = model.model_validate({
+        "semantic": [{"replaces": "none", "kind": "situation", "text": "Maya runs with a group on Sundays.",
+                      "source_unit_ids": ["m7"]}],
+        "support": [{"replaces": "none", "strategy": "breaking the unpacking into small daily tasks",
+                     "outcome": "helped", "text": "Maya unpacked one room a day and felt less overwhelmed.",
+                     "source_unit_ids": ["m7"]}]})
+    sem, sup = apply(reply, "c", [], [], units, ["Maya", "Counselor"])
+    assert [e.text for e in sem] == ["Maya runs with a group on Sundays."] and sup == []
+    _, sup = apply(reply, "c", [], [], units)  # without the names, "Maya" alone ties it to the unit
+    assert len(sup) == 1

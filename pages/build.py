@@ -97,10 +97,12 @@ def live() -> None:
         for unit in reversed(units[-8:]):
             unit_card(unit)
     with right:
-        st.subheader("Fusions and links")
-        for e in reversed([e for e in events if e.kind in ("fusion", "link_added")][-12:]):
+        st.subheader("Fusions, coverage, links")
+        for e in reversed([e for e in events if e.kind in ("fusion", "coverage", "link_added")][-12:]):
             if e.kind == "fusion":
                 st.caption(f"fused: {e.data['fused']}")
+            elif e.kind == "coverage":
+                st.caption(f"coverage pass for turns {', '.join(map(str, e.data['turns']))}")
             else:
                 link = e.data["link"]
                 st.caption(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})")

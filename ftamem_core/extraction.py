@@ -279,7 +279,7 @@ def about_turn(text: str, turn: Turn, seen: list[str]) -> bool:
 def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, written: list[FTAUnit]) -> list[FTAUnit]:
     """Units from a coverage reply, final (the pass exists to put these turns in memory) and each
     with its evidence span widened to include its turn. A fact that is not about its turn (see
-    ``about_turn``) is replaced by the turn's own words in the third person."""
+    ``about_turn``) is replaced by the turn's own words in the third person, without a summary."""
     seen = [normalised(u.fact.text) for u in written]
     units = []
     for turn in turns:
@@ -289,7 +289,8 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         unit = to_unit(out, fragment).model_copy(update={"construction_status": "final"})
         if not about_turn(unit.fact.text, turn, seen):
             text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
-            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text})})
+            # The model's summary belonged to the fact it wrote, not to this turn.
+            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""})})
         seen.append(normalised(unit.fact.text))
         units.append(unit)
     return units

@@ -146,7 +146,8 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
         "t12": unit("Maya sleeps about four hours.", 12, 12),
         "t14": unit("Maya sleeps about four hours.", 14, 14),  # a repeat of t12
         "t16": unit("Maya works nights.", 16, 16)})  # a repeat of a written unit
-    texts = [u.fact.text for u in parse_coverage(reply, turns, fragment(10, 16), written)]
-    assert texts == ["Maya sleeps about four hours.", "Maya joined a running group on Sundays.",
-                     "Maya could call Maya's dad before Maya leave."]
+    units = parse_coverage(reply, turns, fragment(10, 16), written)
+    assert [u.fact.text for u in units] == ["Maya sleeps about four hours.", "Maya joined a running group on Sundays.",
+                                            "Maya could call Maya's dad before Maya leave."]
+    assert [u.fact.summary for u in units] == ["Maya sleeps about fo", "", ""]
     assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn

@@ -99,11 +99,4 @@ def delete_link(store: Store, case_id: str, link_id: int, who: str, reason: str)
 
 
 def history(store: Store, case_id: str, obj: str | None = None, obj_id: int | None = None) -> list[dict]:
-    sql, params = "SELECT * FROM history WHERE case_id = ?", [case_id]
-    if obj is not None:
-        sql += " AND object = ?"
-        params.append(obj)
-    if obj_id is not None:
-        sql += " AND object_id = ?"
-        params.append(obj_id)
-    return list(store.db.query(sql + " ORDER BY id", params))
+    return store.case_rows("history", case_id, "id", {"object = ?": obj, "object_id = ?": obj_id})

@@ -105,6 +105,15 @@ class Store:
         with self._lock:
             return list(self.db.query(sql, params))
 
+    def case_rows(self, table: str, case_id: str, order: str, where: dict[str, object]) -> list[dict]:
+        """One case's rows of ``table``; each ``where`` clause (one "?") applies when its value is not None."""
+        sql, params = f"SELECT * FROM {table} WHERE case_id = ?", [case_id]
+        for clause, value in where.items():
+            if value is not None:
+                sql += f" AND {clause}"
+                params.append(value)
+        return self._rows(f"{sql} ORDER BY {order}", tuple(params))
+
     # Cases, sessions, turns -------------------------------------------------------------
 
     def case_exists(self, case_id: str) -> bool:
@@ -238,17 +247,9 @@ class Store:
         end: int | None = None,
     ) -> list[Turn]:
         """Turns of a case in order; optionally one session, optionally a global index range."""
-        sql, params = "SELECT * FROM turns WHERE case_id = ?", [case_id]
-        if session_id is not None:
-            sql += " AND session_id = ?"
-            params.append(session_id)
-        if start is not None:
-            sql += " AND idx >= ?"
-            params.append(start)
-        if end is not None:
-            sql += " AND idx <= ?"
-            params.append(end)
-        return [Turn(**r) for r in self._rows(sql + " ORDER BY idx", tuple(params))]
+        rows = self.case_rows("turns", case_id, "idx", {"session_id = ?": session_id, "idx >= ?": start,
+                                                        "idx <= ?": end})
+        return [Turn(**r) for r in rows]
 
     def questions(self, case_id: str) -> list[Question]:
         rows = self._rows("SELECT * FROM questions WHERE case_id = ? ORDER BY id", (case_id,))
@@ -271,11 +272,7 @@ class Store:
             ]
 
     def segments(self, case_id: str, session_id: int | None = None) -> list[Segment]:
-        sql, params = "SELECT * FROM segments WHERE case_id = ?", [case_id]
-        if session_id is not None:
-            sql += " AND session_id = ?"
-            params.append(session_id)
-        rows = self._rows(sql + " ORDER BY start, id", tuple(params))
+        rows = self.case_rows("segments", case_id, "start, id", {"session_id = ?": session_id})
         return [Segment(**{**r, "provisional": bool(r["provisional"])}) for r in rows]
 
     # Units and their vectors --------------------------------------------------------------
@@ -346,11 +343,8 @@ class Store:
         return [Turn(**r) for r in sorted(rows, key=lambda r: r["idx"])]
 
     def units(self, case_id: str, construction_status: str | None = "final") -> list[FTAUnit]:
-        sql, params = "SELECT * FROM units WHERE case_id = ?", [case_id]
-        if construction_status is not None:
-            sql += " AND construction_status = ?"
-            params.append(construction_status)
-        return [_unit_from_row(r) for r in self._rows(sql + " ORDER BY id", tuple(params))]
+        rows = self.case_rows("units", case_id, "id", {"construction_status = ?": construction_status})
+        return [_unit_from_row(r) for r in rows]
 
     def update_unit(self, unit: FTAUnit, vector: np.ndarray | None = None) -> FTAUnit:
         """Write every field of ``unit`` if its ``version`` is still the stored one."""

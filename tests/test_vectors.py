@@ -1,6 +1,8 @@
 import numpy as np
+import pytest
 
 from ftamem_core.store import Store
+from ftamem_core.vectors import CaseIndex, IndexConfig
 
 from conftest import make_doc, make_unit, random_vectors
 
@@ -80,3 +82,29 @@ def test_another_connection_writing_triggers_a_fresh_check(tmp_path):
     assert a.index("c1").ids() == set(ids) | set(more)
     b.delete_unit("c1", ids[0])
     assert a.index("c1").ids() == (set(ids) | set(more)) - {ids[0]}
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_each_index_kind_finds_nearest_and_survives_a_save(tmp_path, kind):
+    centres = random_vectors(30, seed=1)  # clustered, as real units are (IVF probes a share of its lists)
+    vectors = centres[np.arange(3000) % 30] + 0.3 * random_vectors(3000, seed=3)
+    ids = list(range(100, 3100))
+    config = IndexConfig(kind=kind)
+    index = CaseIndex.build(ids, vectors, config=config)
+    assert index.kind == kind and index.ids() == set(ids)
+    queries = vectors[:50] + 0.05 * random_vectors(50, seed=2)
+    unit = lambda v: v / np.linalg.norm(v, axis=1, keepdims=True)  # noqa: E731 - the index normalises too
+    exact = unit(queries) @ unit(vectors).T
+    hits = sum(len(set(index.search(q, 10)[1].tolist()) & {ids[j] for j in np.argsort(-row)[:10]})
+               for q, row in zip(queries, exact))
+    assert hits / 500 >= 0.9  # recall@10 against exact search
+    index.save(tmp_path / "i.faiss")
+    loaded = CaseIndex.load(tmp_path / "i.faiss", config=config)
+    assert loaded.kind == kind and loaded.ids() == set(ids)
+    assert index.remove([ids[0]]) is (kind != "hnsw")  # HNSW cannot remove: the store rebuilds it
+
+
+def test_auto_picks_the_kind_by_size():
+    config = IndexConfig(hnsw_from=100, ivf_from=1000)
+    assert [config.choose(n) for n in (99, 100, 999, 1000)] == ["flat", "hnsw", "hnsw", "ivf"]
+    assert IndexConfig(kind="flat").choose(10**6) == "flat"

@@ -60,12 +60,13 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 class CaseIndex:
     """The vectors of one case's retrievable units."""
 
-    def __init__(self, dim: int = DIM, kind: str = "flat", config: IndexConfig | None = None):
+    def __init__(self, dim: int = DIM, kind: str = "flat", config: IndexConfig | None = None, nlist: int = 1):
+        """``nlist``: the IVF index's number of lists (``build`` picks it from the case's size)."""
         self.dim, self.kind = dim, kind
         self.config = config or IndexConfig()
-        self.index = faiss.IndexIDMap2(self._inner(kind))
+        self.index = faiss.IndexIDMap2(self._inner(kind, nlist))
 
-    def _inner(self, kind: str):
+    def _inner(self, kind: str, nlist: int):
         c = self.config
         if kind == "flat":
             return faiss.IndexFlatIP(self.dim)
@@ -76,24 +77,22 @@ class CaseIndex:
             return inner
         if kind == "ivf":
             self._quantizer = faiss.IndexFlatIP(self.dim)  # kept alive: the IVF index points to it
-            return faiss.IndexIVFScalarQuantizer(self._quantizer, self.dim, 1, faiss.ScalarQuantizer.QT_8bit,
-                                                 faiss.METRIC_INNER_PRODUCT)
+            inner = faiss.IndexIVFScalarQuantizer(self._quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+            inner.nprobe = c.nprobe
+            return inner
         raise ValueError(f"unknown index kind {kind!r}")
 
     @classmethod
     def build(cls, ids: list[int], vectors: np.ndarray, dim: int = DIM, config: IndexConfig | None = None) -> "CaseIndex":
         """An index of the kind the config picks for this many vectors, filled with them."""
         config = config or IndexConfig()
-        index = cls(dim, config.choose(len(ids)), config)
-        if index.kind == "ivf":
+        kind = config.choose(len(ids))
+        nlist = max(1, min(4 * int(np.sqrt(len(ids))), len(ids) // 39 or 1)) if kind == "ivf" else 1
+        index = cls(dim, kind, config, nlist)
+        if kind == "ivf":
             vectors = normalise(vectors)
-            nlist = max(1, min(4 * int(np.sqrt(len(ids))), len(ids) // 39 or 1))
-            inner = faiss.IndexIVFScalarQuantizer(index._quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
-            sample = vectors[np.random.default_rng(0).permutation(len(vectors))[: max(nlist * 39, 50_000)]]
-            inner.train(sample)
-            inner.nprobe = config.nprobe
-            index.index = faiss.IndexIDMap2(inner)
+            index.index.train(vectors[np.random.default_rng(0).permutation(len(vectors))[: max(nlist * 39, 50_000)]])
         index.add(ids, vectors)
         return index
 

@@ -82,9 +82,10 @@ def add_link(store: Store, case_id: str, link: Link, who: str, reason: str) -> i
 
 
 def retype_link(store: Store, case_id: str, link_id: int, relation: str, who: str, reason: str) -> Link:
-    old = next((l for l in store.links(case_id) if l.id == link_id), None)
-    if old is None:
+    rows = store.rows_by_id(case_id, "links", "*", [link_id])
+    if not rows:
         raise NotFound(f"no link {link_id} in case {case_id!r}")
+    old = Link(**rows[0])
     new = Link.model_validate({**old.model_dump(), "relation": relation})
     with store.transaction():
         store.conn.execute("UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (new.relation, link_id, case_id))

@@ -30,7 +30,7 @@ def active_store() -> Store:
 
 @st.cache_resource
 def embedder() -> Embedder:
-    return Embedder(settings().embedding_model, settings().embedding_batch_size)
+    return Embedder.from_settings(settings())
 
 
 @st.cache_resource

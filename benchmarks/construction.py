@@ -35,7 +35,7 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
         case = next(iter(outcome))
         llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
         started = time.perf_counter()
-        report = Builder(store, llm, Embedder(), settings).build(case, segmentation=variant)
+        report = Builder(store, llm, Embedder.from_settings(settings), settings).build(case, segmentation=variant)
         seconds = time.perf_counter() - started
         cost = store.cost(case)
         store.close()

@@ -200,7 +200,7 @@ def cmd_build(args, settings: Settings):
     _require_case(store, args.case)
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     bar = None if args.quiet else ProgressBar(store, args.case)
-    builder = Builder(store, llm, Embedder(settings.embedding_model, settings.embedding_batch_size), settings,
+    builder = Builder(store, llm, Embedder.from_settings(settings), settings,
                       progress=bar)
     try:
         report = builder.build(args.case, args.segmentation, args.window, args.from_scratch)
@@ -259,7 +259,7 @@ def cmd_ask(args, settings: Settings):
     store = _open(settings)
     _require_case(store, args.case)
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
-    trace = ask(store, args.case, args.question, llm, Embedder(settings.embedding_model), settings, k=args.k,
+    trace = ask(store, args.case, args.question, llm, Embedder.from_settings(settings), settings, k=args.k,
                 ablations=PRESETS[args.preset])
     data = trace.as_dict()
     cues = {k: v for k, v in data["cues"].items() if v}

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 # The model ships inside a package: never ask a hub for anything.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,6 +34,10 @@ class Embedder:
     def __init__(self, model_path: str | None = None, batch_size: int = 64):
         self.model_path = model_path or default_model_path()
         self.batch_size = batch_size
+
+    @classmethod
+    def from_settings(cls, settings: "Settings") -> "Embedder":
+        return cls(settings.embedding_model, settings.embedding_batch_size)
 
     def _model(self):
         with _LOCK:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 
 from .construction import Event
 from .store import Store
@@ -19,14 +18,15 @@ class ProgressBar:
                         bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} turns [{elapsed}] {postfix}")
         self.turns_by_session = {s.idx: counts.get(s.id, 0) for s in store.sessions(case_id)}
         self.units = self.links = 0
-        self.started = time.time()
-        self.current_end: int | None = None
+        self.build_id: int | None = None
 
     def __call__(self, event: Event) -> None:
-        if event.kind == "session_skipped":
+        if event.kind == "build_started":
+            self.build_id = event.data["build_id"]
+        elif event.kind == "session_skipped":
             self.bar.update(self.turns_by_session.get(event.session, 0))
         elif event.kind == "session_started":
-            self.first, self.done_to = event.data["first"], event.data["first"] - 1
+            self.done_to = event.data["first"] - 1
             self.bar.set_description(f"session {event.session + 1}/{len(self.turns_by_session)}")
         elif event.kind == "window" and event.data["final"]:
             last = event.data["final"][-1][1]
@@ -36,11 +36,8 @@ class ProgressBar:
             self.units += 1
         elif event.kind == "link_added":
             self.links += 1
-        cost = self.store.conn.execute(
-            "SELECT count(*), coalesce(sum(prompt_tokens + completion_tokens), 0) FROM llm_calls"
-            " WHERE case_id = ? AND build_id = (SELECT max(id) FROM builds WHERE case_id = ?)",
-            (self.case_id, self.case_id)).fetchone()
-        self.bar.set_postfix_str(f"units {self.units} links {self.links} calls {cost[0]} tokens {cost[1]}")
+        calls, tokens = self.store.build_usage(self.build_id) if self.build_id else (0, 0)
+        self.bar.set_postfix_str(f"units {self.units} links {self.links} calls {calls} tokens {tokens}")
 
     def close(self) -> None:
         self.bar.close()

@@ -576,6 +576,12 @@ class Store:
                 f"INSERT INTO llm_calls ({cols}) VALUES ({', '.join('?' * len(data))})", tuple(data.values())
             ).lastrowid
 
+    def build_usage(self, build_id: int) -> tuple[int, int]:
+        """Calls and tokens (prompt + completion) one build has spent so far."""
+        row = self._rows("SELECT count(*) AS calls, coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens"
+                         " FROM llm_calls WHERE build_id = ?", (build_id,))[0]
+        return row["calls"], row["tokens"]
+
     def calls(self, case_id: str | None = None) -> list[CallRecord]:
         if case_id is None:
             rows = self._rows("SELECT * FROM llm_calls ORDER BY id")

@@ -75,11 +75,10 @@ def live() -> None:
         first = next((e.data["first"] for e in reversed(events) if e.kind == "session_started"), 0)
         progress = (covered + max(0, (last_window.data["final"][-1][1] + 1 - first) if last_window.data["final"] else 0)) / total
     elapsed = (job.finished or time.time()) - job.started
-    calls = store.calls(case_id)
     build_id = next((e.data["build_id"] for e in events if e.kind == "build_started"), None)
-    mine = [c for c in calls if c.build_id == build_id]
+    calls, tokens = store.build_usage(build_id) if build_id else (0, 0)
     st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
-                f" · {len(mine)} calls · {sum(c.prompt_tokens + c.completion_tokens for c in mine)} tokens · {elapsed:.0f} s")
+                f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(job.error)
     if last_window:

@@ -257,3 +257,19 @@ def test_without_the_coverage_pass_uncovered_turns_stay_uncovered(case):
     assert "coverage" not in pipeline.calls and report.units == 4
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert 2 not in covered
+
+
+def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
+    import io
+
+    from ftamem_core.progress import ProgressBar
+
+    out = io.StringIO()
+    bar = ProgressBar(case, "c1", stream=out)
+    pipeline = Pipeline()
+    report = Builder(case, pipeline.llm(), HashEmbedder(), SETTINGS, progress=bar).build("c1")
+    bar.close()
+    calls, tokens = case.build_usage(report.build_id)
+    assert calls == len(pipeline.calls) == case.cost("c1")["calls"] and tokens == case.cost("c1")["tokens"]
+    assert bar.bar.n == 16 and f"calls {calls} tokens {tokens}" in out.getvalue()
+    assert case.build_usage(report.build_id + 1) == (0, 0)

@@ -75,8 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = command("ask", "ask a question of a case's memory and print the trace")
     c.add_argument("case")
     c.add_argument("question")
-    c.add_argument("--k", type=int, help="units to keep (default: setting top_k)")
-    c.add_argument("--preset", choices=sorted(PRESETS), default="full", help="full method or one ablation")
+    c.add_argument("--k", type=int, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)")
+    c.add_argument("--preset", choices=sorted(PRESETS),
+                   help="one ablation, added to the settings' [ablations] (default: the settings alone)")
     return p
 
 
@@ -260,7 +261,7 @@ def cmd_ask(args, settings: Settings):
     _require_case(store, args.case)
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     trace = ask(store, args.case, args.question, llm, Embedder.from_settings(settings), settings, k=args.k,
-                ablations=PRESETS[args.preset])
+                ablations=PRESETS[args.preset] if args.preset else None)
     data = trace.as_dict()
     cues = {k: v for k, v in data["cues"].items() if v}
     lines = [f"question: {trace.question}", f"query:    {trace.query}", f"cues:     {json.dumps(cues)}",

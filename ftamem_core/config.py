@@ -81,11 +81,19 @@ class Settings(BaseModel):
     # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
     tau: float = 0.35
     lam: float = Field(0.8, ge=0.0, le=1.0)
-    top_k: int = Field(10, ge=1)  # ES-MemEval (paper's later analyses)
-    top_k_locomo: int = Field(25, ge=1)  # LoCoMo
+    top_k: int = Field(10, ge=1)  # ES-MemEval and any other case (paper's later analyses)
+    top_k_locomo: int = Field(25, ge=1)  # LoCoMo cases (source_format "locomo")
     link_expansion: int = Field(1, ge=0)  # B: linked neighbours per retrieved unit
-    candidate_pool: int = Field(100, ge=1)  # FAISS hits scored per question (at least K)
-    auxiliary_limit: int = Field(6, ge=0)  # semantic / support entries in a packet
+    # Eq. 9 ranks every unit: a case of at most score_all_below units is scored whole; a larger
+    # one scores the candidate_pool best FAISS hits (the retrieval benchmark reports its recall).
+    score_all_below: int = Field(20_000, ge=0)
+    candidate_pool: int = Field(100, ge=1)  # FAISS hits scored per question in a large case (at least K)
+    auxiliary_limit: int = Field(6, ge=0)  # semantic / support entries in a packet, most relevant first
+    # Beyond the paper: the packet is cut to this many tokens (units one line each first, then
+    # source turns that add words); 0 renders everything retrieved.
+    packet_token_budget: int = Field(1000, ge=0)
+    # A unit still partial at the end of the built case is retrievable, flagged as partial.
+    retrieve_open_partials: bool = True
     answer_max_tokens: int = 512
     ablations: Ablations = Field(default_factory=Ablations)
     index: IndexConfig = Field(default_factory=IndexConfig)
@@ -102,6 +110,18 @@ class Settings(BaseModel):
     # for each of the person's turns with at least coverage_min_words words that no unit covers.
     coverage_pass: bool = False
     coverage_min_words: int = Field(6, ge=1)
+    # Checks beyond the paper (grounding.py), each on by default and off with its switch:
+    # a fact whose subject is the other speaker of the turn it carries gets the speaker's name;
+    speaker_check: bool = True
+    # units of one fragment with overlapping evidence and facts this similar are merged;
+    merge_duplicates: bool = True
+    duplicate_cosine: float = Field(0.92, gt=0.0, le=1.0)
+    # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
+    ground_anchors: bool = True
+    # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
+    verbatim_fallback: bool = True
+    # one linking call per fragment for all its new units (the paper: one per unit).
+    link_per_fragment: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
     # Models
@@ -109,6 +129,20 @@ class Settings(BaseModel):
     embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2
     embedding_batch_size: int = 64
     llm: LLMConfig = Field(default_factory=LLMConfig)
+
+    def k_for(self, source_format: str) -> tuple[int, str]:
+        """The paper's K for a case's dataset, and why."""
+        if source_format == "locomo":
+            return self.top_k_locomo, "LoCoMo case: setting top_k_locomo"
+        return self.top_k, f"{source_format or 'other'} case: setting top_k"
+
+    def combined(self, preset: "Ablations | None") -> "Ablations":
+        """The settings' ablations with a preset's switched on as well (a preset only adds)."""
+        if preset is None:
+            return self.ablations
+        on = {k for k, v in {**self.ablations.model_dump(), **preset.model_dump()}.items()
+              if getattr(self.ablations, k) or getattr(preset, k)}
+        return Ablations(**{k: True for k in on})
 
     def with_overrides(self, **changes: Any) -> "Settings":
         """A copy with top-level changes; ``llm`` may be a dict of LLM field changes."""

@@ -19,8 +19,9 @@ from typing import Any, Callable
 
 from .config import Settings
 from .embeddings import Embedder
-from .extraction import (Fragment, coverage_reply_model, incomplete_memory_json, integrate, parse_candidates,
-                         parse_coverage, substantive, uncovered)
+from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
+                         integrate, merge_duplicates, parse_candidates, parse_coverage, substantive, uncovered,
+                         verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .linking import apply_updates, candidates
 from .linking import render as render_links
@@ -49,8 +50,8 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, coverage, unit_finalised,
-    #            fusion, link_added, session_done, build_done
+    kind: str  # build_started, session_started, session_skipped, window, coverage, verbatim, duplicate,
+    #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -93,7 +94,8 @@ class Builder:
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include={
                 "min_forward_step", "construction_temperature", "link_candidates", "link_threshold",
-                "coverage_pass", "coverage_min_words"})}))
+                "coverage_pass", "coverage_min_words", "speaker_check", "merge_duplicates", "duplicate_cosine",
+                "ground_anchors", "verbatim_fallback", "link_per_fragment"})}))
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
@@ -145,7 +147,10 @@ class Builder:
         detect = None
         if segmentation in ("bws", "fixed"):
             detect = lambda window_turns: self._detect(window_turns, session)  # noqa: E731
-        carried: list[FTAUnit] = []
+        # Eq. 4: every unit still partial is carried, also those left open by earlier sessions.
+        carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
+        self._superseded: list[int] = []  # stored partial units fused in this session
+        self._speakers = sorted({t.speaker for t in self.store.turns(case_id) if t.speaker and t.role != "assistant"})
         for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
             self._check_stop()
             self.progress(Event("window", session.idx, {"start": win.start, "end": win.end, "spans": win.spans,
@@ -155,9 +160,10 @@ class Builder:
                 self._check_stop()
                 fragment = Fragment(case_id, session.id, [t for t in turns if first <= t.idx <= last], session.time)
                 carried = self._extract(fragment, carried, turns, report)
-        if carried:  # still open at the session's end: stored as partial, nothing extracted is lost
-            self.store.add_units(case_id, carried)
-            report.partial_units += len(carried)
+        still_open = [u for u in carried if u.id is None]
+        if still_open:  # stored as partial (nothing extracted is lost) and carried into the next session
+            self.store.add_units(case_id, still_open, self.embedder.encode([retrieval_text(u) for u in still_open]))
+            report.partial_units += len(still_open)
         self._longitudinal(case_id, session, turns, build_id, segmentation)
         self.progress(Event("session_done", session.idx, {"units": report.units, "links": report.links}))
 
@@ -183,17 +189,38 @@ class Builder:
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
-        found = parse_candidates(reply, fragment)
+        found = [(key, self._checked(u, fragment)) for key, u in parse_candidates(reply, fragment)]
         if self.settings.coverage_pass:
-            found += [("none", u) for u in self._cover(fragment, [u for _, u in found], session_turns)]
+            found += [("none", self._checked(u, fragment))
+                      for u in self._cover(fragment, [u for _, u in found], session_turns)]
         result = integrate(found, carried, keys)
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
+            if partial.id is not None:  # carried from an earlier session: replaced when this one is done
+                self._superseded.append(partial.id)
             self.progress(Event("fusion", None, {"carried": partial.fact.text, "candidate": candidate.fact.text,
                                                  "fused": fused.fact.text}))
-        if result.finalised:
-            self._store_and_link(fragment.case_id, result.finalised, report)
-        return result.carried
+        # A unit fused from an earlier session's partial belongs to this session (and goes with it).
+        here = lambda u: u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
+            update={"session_id": fragment.session_id})})
+        finalised = [here(u) for u in result.finalised]
+        carried = [u if u.id is not None else here(u) for u in result.carried]
+        if self.settings.verbatim_fallback:
+            extra = verbatim_units(fragment, finalised, self.settings.coverage_min_words)
+            if extra:
+                self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
+            finalised += extra
+        if finalised:
+            self._store_and_link(fragment.case_id, finalised, report)
+        return carried
+
+    def _checked(self, unit: FTAUnit, fragment: Fragment) -> FTAUnit:
+        """The grounding checks beyond the paper, each behind its setting."""
+        if self.settings.speaker_check:
+            unit = correct_speaker(unit, fragment.turns, self._speakers)
+        if self.settings.ground_anchors:
+            unit = ground_anchors(unit, fragment.turns, self._speakers)
+        return unit
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
         """The coverage pass: units for the person's turns no written unit covers."""
@@ -211,25 +238,36 @@ class Builder:
         return parse_coverage(reply, missing, fragment, written)
 
     def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport) -> None:
+        if self.settings.merge_duplicates:
+            units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
+            for kept, dropped in merged:
+                self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
         vectors = self.embedder.encode([retrieval_text(u) for u in units])
         ids = self.store.add_units(case_id, units, vectors)
-        for unit, uid, vector in zip(units, ids, vectors):
-            stored = unit.model_copy(update={"id": uid})
+        stored = [u.model_copy(update={"id": uid}) for u, uid in zip(units, ids)]
+        for unit in stored:
             report.units += 1
-            self.progress(Event("unit_finalised", None, {"unit": stored.model_dump()}))
-            self._link(stored, vector, report)
+            self.progress(Event("unit_finalised", None, {"unit": unit.model_dump()}))
+        if self.settings.link_per_fragment:
+            self._link(stored, vectors, report)
+        else:  # the paper: one call per new unit
+            for unit, vector in zip(stored, vectors):
+                self._link([unit], vector[None, :], report)
 
-    def _link(self, unit: FTAUnit, vector, report: BuildReport) -> None:
-        found = candidates(self.store, unit, vector, self.settings.link_candidates, self.settings.link_threshold)
-        if not found:
+    def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
+        """One classification call for ``units`` and the earlier units similar to each."""
+        pairs = {u.id: [n for n, _ in candidates(self.store, u, v, self.settings.link_candidates,
+                                                   self.settings.link_threshold)]
+                 for u, v in zip(units, vectors)}
+        pairs = {uid: found for uid, found in pairs.items() if found}
+        if not pairs:
             return  # no neighbour passes the threshold: no call
-        neighbours = [n for n, _ in found]
-        keys = [f"m{n.id}" for n in neighbours]
-        messages = load_prompt("linking").messages(**render_links(unit, neighbours))
-        reply, _ = self.llm.structured("linking", messages, linking_reply(keys),
+        new = [u for u in units if u.id in pairs]
+        messages = load_prompt("linking").messages(**render_links(new, pairs))
+        reply, _ = self.llm.structured("linking", messages, linking_reply(pairs),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
-        for outcome in apply_updates(self.store, unit, neighbours, reply):
+        for outcome in apply_updates(self.store, new, pairs, reply):
             report.links += 1
             self.progress(Event("link_added", None, {"link": outcome.link.model_dump(),
                                                      "neighbour_status": outcome.neighbour.lifecycle_status}))
@@ -253,6 +291,7 @@ class Builder:
         with self.store.transaction():
             self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])
             self.store.save_support(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_support])
+            self.store.delete_units(case_id, self._superseded)
             self.store.mark_session_done(case_id, session.id, build_id, segmentation)
 
 

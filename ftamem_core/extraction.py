@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .grounding import normalised, repeats, shares_content
+from .grounding import anchored, best_turn, first_person, misattributed, normalised, repeats, shares_content, swap_names
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -126,7 +126,12 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
     if first > last:
         first, last = fragment.start, fragment.end
     text = out.content.text.strip()
-    speaker = _sole_speaker([t for t in fragment.turns if first <= t.idx <= last])
+    span = [t for t in fragment.turns if first <= t.idx <= last]
+    speaker = _sole_speaker(span)
+    if speaker is None and first_person(text):
+        # Two people speak in the span (a peer dialogue): "I" is whoever said these words.
+        turn = best_turn(text, [t for t in span if t.role != "assistant"])
+        speaker = turn.speaker if turn is not None else None
     if speaker:
         text = third_person(text, speaker)
     anchor = session_date(fragment.session_time)
@@ -156,6 +161,59 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
         lifecycle_status=lifecycle,
         completeness="partial" if out.status == "partial" else "complete" if out.status == "complete" else "unknown",
     )
+
+
+def span_turns(unit: FTAUnit, turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if unit.evidence.start <= t.idx <= unit.evidence.end]
+
+
+def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FTAUnit:
+    """A fact that starts with one speaker's name but carries the other speaker's first-person
+    words ("Melanie is researching adoption agencies" from Caroline's "I'm researching adoption
+    agencies") gets the names exchanged, in the fact and its participants."""
+    wrong = misattributed(unit.fact.text, [t for t in span_turns(unit, turns) if t.role != "assistant"], speakers)
+    if wrong is None:
+        return unit
+    a, b = wrong
+    participants = list(dict.fromkeys(swap_names(p, a, b) for p in unit.fact.participants))
+    return unit.model_copy(update={"fact": unit.fact.model_copy(update={
+        "text": swap_names(unit.fact.text, a, b), "summary": swap_names(unit.fact.summary, a, b),
+        "participants": participants})})
+
+
+def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
+    """Feeling, intention, relations and summary that share no word stem with the evidence turns
+    (names aside) are not about them (small models copy the prompt's example): set unknown."""
+    sources = [t.text for t in span_turns(unit, turns)]
+    affect = {k: v if anchored(v, sources, names) else "unknown" for k, v in unit.affect.model_dump().items()}
+    summary = unit.fact.summary if anchored(unit.fact.summary, sources, names) else ""
+    return unit.model_copy(update={"affect": AffectAnchor(**affect),
+                                   "fact": unit.fact.model_copy(update={"summary": summary})})
+
+
+def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:
+    """Units in the speakers' own words for the substantive turns no unit covers (setting
+    ``verbatim_fallback``): what a person said is in memory even when the model left it out.
+    The fact is the turn in the third person; its time is the day it was said, or a time the
+    turn states that the resolver knows."""
+    anchor = session_date(fragment.session_time)
+    out = []
+    for turn in uncovered(fragment, units, min_words):
+        text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
+        text = text if len(text) <= 400 else text[:399].rsplit(" ", 1)[0] + "…"
+        when = resolve(turn.text, anchor) or "unknown"
+        who = [turn.speaker] if turn.speaker else []
+        out.append(FTAUnit(
+            case_id=fragment.case_id,
+            fact=FactAnchor(text=f"{turn.speaker or turn.role} said: {text}" if not turn.speaker else text,
+                            content_type="general_fact", participants=who),
+            time=TimeAnchor(dialogue_time=fragment.session_time, event_time=when,
+                            time_orientation="unknown", completion="unknown"),
+            evidence=Evidence(session_id=fragment.session_id, start=turn.idx, end=turn.idx,
+                              dialogue_time=fragment.session_time),
+            construction_status="final",
+        ))
+    return out
 
 
 def _join(old: str, new: str) -> str:
@@ -294,3 +352,34 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         seen.append(normalised(unit.fact.text))
         units.append(unit)
     return units
+
+
+# Near-duplicates ---------------------------------------------------------------------------
+
+def _overlap(a: FTAUnit, b: FTAUnit) -> bool:
+    return a.evidence.start <= b.evidence.end and b.evidence.start <= a.evidence.end
+
+
+def merge_duplicates(units: list[FTAUnit], embedder, threshold: float) -> tuple[list[FTAUnit], list[tuple[FTAUnit, FTAUnit]]]:
+    """Units of one fragment with overlapping evidence whose facts' embeddings reach ``threshold``
+    cosine are one unit (the 1.5B wrote five near-identical units about one race): the longer fact
+    is kept, with both evidence spans and participants. Returns the units and (kept, dropped) pairs."""
+    if len(units) < 2:
+        return units, []
+    vectors = embedder.encode([u.fact.text for u in units])
+    kept: list[int] = []
+    out = list(units)
+    merged = []
+    for i, unit in enumerate(units):
+        twin = next((j for j in kept if _overlap(out[j], unit) and float(vectors[i] @ vectors[j]) >= threshold), None)
+        if twin is None:
+            kept.append(i)
+            continue
+        keep, drop = (out[twin], unit) if len(out[twin].fact.text) >= len(unit.fact.text) else (unit, out[twin])
+        out[twin] = keep.model_copy(update={
+            "fact": keep.fact.model_copy(update={
+                "participants": list(dict.fromkeys(keep.fact.participants + drop.fact.participants))}),
+            "evidence": keep.evidence.model_copy(update={"start": min(keep.evidence.start, drop.evidence.start),
+                                                         "end": max(keep.evidence.end, drop.evidence.end)})})
+        merged.append((out[twin], drop))
+    return [out[i] for i in kept], merged

@@ -32,3 +32,70 @@ def repeats(text: str, seen: list[str]) -> bool:
     """Whether ``text`` equals, contains or is contained in one of the ``seen`` (normalised) texts."""
     norm = normalised(text)
     return any(norm in old or old in norm for old in seen if old)
+
+
+# Anchors and speakers -----------------------------------------------------------------------
+
+def _stems(text: str, names: tuple[str, ...] | list[str] = ()) -> set[str]:
+    """Crude stems (first five letters) of the words of three letters or more, names aside:
+    "stressed" and "stress", "excited" and "excitement" meet; "sad" counts."""
+    skip = {n.lower() for name in names for n in name.split()}
+    words = {w.removesuffix("'s") for w in re.findall(r"[a-z']{3,}", text.lower())}
+    return {w[:5] for w in words - STOPWORDS - skip - _FUNCTION_WORDS}
+
+
+_FUNCTION_WORDS = frozenset("""the and for but not you are was his her its our out has had who how why can all any
+she him they them their theirs our ours yes okay""".split())
+
+
+def anchored(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether a free-text anchor (feeling, intention, relations, summary) shares a word stem with
+    the evidence turns, names aside. "unknown" and empty anchors need no support."""
+    if not text.strip() or text.strip().lower() in ("unknown", "none"):
+        return True
+    return bool(_stems(text, names) & _stems(" ".join(sources), names))
+
+
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b")
+
+
+def first_person(text: str) -> bool:
+    return bool(_FIRST_PERSON.search(text))
+
+
+def best_turn(text: str, turns: list, names: tuple[str, ...] | list[str] = ()):
+    """The turn whose words a fact carries: the most shared stems, the first on a tie."""
+    mine = _stems(text, names)
+    best, best_score = None, 0
+    for turn in turns:
+        score = len(mine & _stems(turn.text, names))
+        if score > best_score:
+            best, best_score = turn, score
+    return best
+
+
+def subject(text: str, speakers: list[str]) -> str | None:
+    """The speaker a fact starts with ("Caroline's plan ..." -> Caroline), if any."""
+    for name in speakers:
+        if name and re.match(rf"\s*{re.escape(name)}\b", text):
+            return name
+    return None
+
+
+def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
+    """(written subject, true speaker) when a fact starts with one speaker's name but carries
+    another speaker's first-person words that do not name the subject; else None."""
+    who = subject(text, speakers)
+    if who is None:
+        return None
+    turn = best_turn(text, turns, speakers)
+    if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
+        return None
+    if not first_person(turn.text) or re.search(rf"\b{re.escape(who)}\b", turn.text):
+        return None
+    return who, turn.speaker
+
+
+def swap_names(text: str, a: str, b: str) -> str:
+    """``text`` with the names ``a`` and ``b`` exchanged."""
+    return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: b if m.group(1) == a else a, text)

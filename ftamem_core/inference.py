@@ -29,6 +29,8 @@ class AskTrace:
     packet: MemoryPacket = field(default_factory=MemoryPacket)
     packet_text: str = ""
     packet_tokens: int = 0
+    shown_unit_ids: list[int] = field(default_factory=list)  # units the packet shows (within its budget)
+    shown_turn_ids: list[int] = field(default_factory=list)  # source turns it shows word for word
     answer: str = ""
     cited_unit_ids: list[int] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
@@ -47,6 +49,7 @@ class AskTrace:
                 "sources": {str(k): [t.model_dump() for t in v] for k, v in p.sources.items()},
                 "semantic": [e.model_dump() for e in p.semantic], "support": [e.model_dump() for e in p.support],
                 "text": self.packet_text, "tokens": self.packet_tokens,
+                "shown_unit_ids": self.shown_unit_ids, "shown_turn_ids": self.shown_turn_ids,
             },
             "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
         }
@@ -54,11 +57,16 @@ class AskTrace:
 
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
         k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
-    ab = ablations or settings.ablations
-    k = k or settings.top_k
+    """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K."""
+    ab = settings.combined(ablations)
+    if k is None:
+        k, k_reason = settings.k_for(store.get_case(case_id).source_format)
+    else:
+        k_reason = "given for this question"
     trace = AskTrace(case_id, question, settings={
-        "k": k, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
-        "B": settings.link_expansion, "ablations": {n: v for n, v in ab.model_dump().items() if v}})
+        "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
+        "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
+        "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
     with call_context(case_id=case_id):
@@ -78,20 +86,25 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
 
         started = time.perf_counter()
+        relevance = None
         if not ab.question_only:
             vector = embedder.encode([trace.query])[0]
             scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
-                                              lam=settings.lam, pool=settings.candidate_pool, ablations=ab)
+                                              lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
+                                              score_all_below=settings.score_all_below,
+                                              open_partials=settings.retrieve_open_partials)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
+            relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
-                                    settings.auxiliary_limit)
-        trace.packet_text = render(trace.packet, ab)
+                                    settings.auxiliary_limit, relevance, settings.tau)
+        shown = render(trace.packet, ab, settings.packet_token_budget, llm.count_tokens)
+        trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
         trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)
         trace.packet_tokens = llm.count_tokens(trace.packet_text)
 
         started = time.perf_counter()
         trace.answer, trace.cited_unit_ids, call = answer(
-            llm, question, trace.packet_text, trace.packet.unit_ids(), settings.answer_temperature,
+            llm, question, trace.packet_text, trace.shown_unit_ids, settings.answer_temperature,
             settings.answer_max_tokens)
         trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
         trace.seconds["answer"] = round(time.perf_counter() - started, 3)

@@ -1,8 +1,9 @@
 """Temporal-link maintenance: relate each newly stored unit to similar earlier units of its case.
 
-Candidates come from the case's FAISS index (earlier units only, top N above a similarity
-threshold); when none passes there is no LLM call. One classification call judges all
-candidates. Non-unknown relations are stored directed new -> old; each judged neighbour gets the
+Candidates come from the case's FAISS index (earlier final units only, top N above a similarity
+threshold); when none passes there is no LLM call. One classification call judges every pair of
+a fragment's new units and their candidates (``link_per_fragment``; the paper makes one call per
+new unit, which is the same call with one new unit). Non-unknown relations are stored directed new -> old; each judged neighbour gets the
 lifecycle status and completeness the model gave, and its updated time from the new unit.
 """
 
@@ -16,12 +17,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation
-from .representation import briefs_json, unit_brief
+from .representation import briefs_json
 from .store import Store
 
 
 class UpdateOut(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    new_id: str
     memory_id: str
     relation: Relation
     lifecycle_status: LifecycleStatus
@@ -34,15 +36,23 @@ class LinkingReply(BaseModel):
     memory_updates: list[UpdateOut]
 
 
-def reply_model(keys: list[str]) -> type[LinkingReply]:
-    """``memory_id`` may only name one of the candidates shown."""
-    update = create_model("UpdateOut", __base__=UpdateOut, memory_id=(Literal[tuple(keys)], ...))  # type: ignore[valid-type]
-    return create_model("LinkingReply", __base__=LinkingReply,
-                        memory_updates=(list[update], Field(..., max_length=len(keys))))
+def key(unit: FTAUnit) -> str:
+    return f"m{unit.id}"
+
+
+def reply_model(pairs: dict[int, list[FTAUnit]]) -> type[LinkingReply]:
+    """``new_id`` may only name a new unit and ``memory_id`` one of the older units shown."""
+    new = [f"m{i}" for i in pairs]
+    old = list(dict.fromkeys(key(n) for found in pairs.values() for n in found))
+    update = create_model("UpdateOut", __base__=UpdateOut, new_id=(Literal[tuple(new)], ...),  # type: ignore[valid-type]
+                          memory_id=(Literal[tuple(old)], ...))  # type: ignore[valid-type]
+    total = sum(len(found) for found in pairs.values())
+    return create_model("LinkingReply", __base__=LinkingReply, memory_updates=(list[update], Field(..., max_length=total)))
 
 
 def candidates(store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, threshold: float) -> list[tuple[FTAUnit, float]]:
-    """Earlier units of the same case most similar to ``unit``, best first, above ``threshold``."""
+    """Earlier final units of the same case most similar to ``unit``, best first, above ``threshold``
+    (a partial unit is construction context, not a memory to relate to)."""
     if limit <= 0 or unit.id is None:
         return []
     index = store.index(unit.case_id)
@@ -51,7 +61,10 @@ def candidates(store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, thre
     for score, uid in zip(scores.tolist(), ids.tolist()):
         if uid < 0 or uid >= unit.id or score < threshold:
             continue
-        found.append((store.get_unit(unit.case_id, uid), score))
+        neighbour = store.get_unit(unit.case_id, uid)
+        if neighbour.construction_status != "final":
+            continue
+        found.append((neighbour, score))
         if len(found) == limit:
             break
     return found
@@ -63,27 +76,29 @@ class LinkOutcome:
     neighbour: FTAUnit  # as updated
 
 
-def key(unit: FTAUnit) -> str:
-    return f"m{unit.id}"
-
-
-def apply_updates(store: Store, unit: FTAUnit, neighbours: list[FTAUnit], reply: LinkingReply) -> list[LinkOutcome]:
-    """Store the judged relations and neighbour updates in one transaction; relations judged
-    unknown change nothing."""
-    by_key = {key(n): n for n in neighbours}
-    when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
+def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUnit]],
+                  reply: LinkingReply) -> list[LinkOutcome]:
+    """Store the judged relations and neighbour updates in one transaction. Only the pairs shown
+    count, each once; a relation judged unknown changes nothing, and a suggested lifecycle or
+    completeness of "unknown" keeps the neighbour's known one."""
+    by_key = {key(u): u for u in new}
+    shown = {(f"m{uid}", key(n)): n for uid, found in pairs.items() for n in found}
     outcomes = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     with store.transaction():
         for update in reply.memory_updates:
-            neighbour = by_key.get(update.memory_id)
-            if neighbour is None or update.memory_id in seen:
+            pair = (update.new_id, update.memory_id)
+            neighbour, unit = shown.get(pair), by_key.get(update.new_id)
+            if neighbour is None or unit is None or pair in seen:
                 continue
-            seen.add(update.memory_id)
+            seen.add(pair)
             if update.relation == "unknown":
                 continue  # a relation that cannot be confirmed changes nothing
-            updated = store.set_unit_status(unit.case_id, neighbour.id, update.lifecycle_status,
-                                            update.completeness, when)
+            when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
+            current = store.get_unit(unit.case_id, neighbour.id)  # an earlier update in this reply counts
+            lifecycle = current.lifecycle_status if update.lifecycle_status == "unknown" else update.lifecycle_status
+            completeness = current.completeness if update.completeness == "unknown" else update.completeness
+            updated = store.set_unit_status(unit.case_id, neighbour.id, lifecycle, completeness, when)
             link = Link(case_id=unit.case_id, source=unit.id, target=neighbour.id, relation=update.relation,
                         confidence=update.relation_confidence, time=when)
             (link_id,) = store.add_links(unit.case_id, [link])
@@ -91,6 +106,8 @@ def apply_updates(store: Store, unit: FTAUnit, neighbours: list[FTAUnit], reply:
     return outcomes
 
 
-def render(unit: FTAUnit, neighbours: list[FTAUnit]) -> dict[str, str]:
-    return {"new_unit": json.dumps(unit_brief(unit, key(unit)), ensure_ascii=False),
-            "candidates": briefs_json(neighbours, [key(n) for n in neighbours])}
+def render(new: list[FTAUnit], pairs: dict[int, list[FTAUnit]]) -> dict[str, str]:
+    older = list({n.id: n for found in pairs.values() for n in found}.values())
+    return {"new_units": briefs_json(new, [key(u) for u in new]),
+            "pairs": "\n".join(f"{key(u)}: {', '.join(key(n) for n in pairs[u.id])}" for u in new),
+            "candidates": briefs_json(older, [key(n) for n in older])}

@@ -1,18 +1,28 @@
-"""The structured memory packet: primary units, linked neighbours, source spans and auxiliary
+"""The structured memory packet: primary units, linked neighbours, source turns and auxiliary
 memory, kept apart (or flattened for the flat-context ablation).
 
 Expansion adds up to B linked neighbours per primary unit: first the newer units that update,
 contradict or follow up the primary one, then the rest; higher confidence and newer first. The
-neighbours are de-duplicated by id, never repeat a primary unit, and every section is ordered by
-time (the day it was said, then the turn).
+neighbours are de-duplicated by id and never repeat a primary unit. Auxiliary memory (semantic
+and support-experience entries) is chosen by its relevance to the query.
+
+Rendering (beyond the paper: ``packet_token_budget``): each unit is one line with its evidence
+pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
+line does not have. Under a budget the packet is filled by priority (primary units by rank, linked
+units, source turns of the units shown, notes) until the next piece would not fit; what is shown is
+then laid out by section and time. The rendering records which units and turns it showed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
 
 from .config import Ablations
-from .models import FTAUnit, Link, SemanticEntry, SupportEntry, Turn
+from .grounding import content_words
+from .models import FTAUnit, SemanticEntry, SupportEntry, Turn
 from .store import Store
 
 # Lower sorts first: a newer unit that changes the primary's status is the most useful context.
@@ -29,14 +39,29 @@ class Neighbour:
 
 @dataclass
 class MemoryPacket:
-    primary: list[FTAUnit] = field(default_factory=list)
+    primary: list[FTAUnit] = field(default_factory=list)  # by rank, best first
     neighbours: list[Neighbour] = field(default_factory=list)
     sources: dict[int, list[Turn]] = field(default_factory=dict)  # unit id -> its evidence turns
-    semantic: list[SemanticEntry] = field(default_factory=list)
+    semantic: list[SemanticEntry] = field(default_factory=list)  # most relevant first
     support: list[SupportEntry] = field(default_factory=list)
 
     def unit_ids(self) -> list[int]:
         return [u.id for u in self.primary] + [n.unit.id for n in self.neighbours]
+
+
+@dataclass
+class Rendered:
+    """The packet as the answer prompt shows it, and what of it was shown."""
+
+    text: str
+    unit_ids: list[int] = field(default_factory=list)  # units shown (their evidence pointers)
+    turn_ids: list[int] = field(default_factory=list)  # source turns shown word for word
+    tokens: int = 0  # as counted while filling the budget
+
+    def pointed_turns(self, packet: MemoryPacket) -> set[int]:
+        """Turn indices inside the evidence spans of the units shown."""
+        units = {u.id: u for u in packet.primary + [n.unit for n in packet.neighbours]}
+        return {i for uid in self.unit_ids for i in range(units[uid].evidence.start, units[uid].evidence.end + 1)}
 
 
 def _time_key(unit: FTAUnit) -> tuple:
@@ -71,74 +96,135 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int) ->
 
 
 def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: int, ablations: Ablations,
-                 auxiliary_limit: int) -> MemoryPacket:
+                 auxiliary_limit: int, relevance: Callable[[list[str]], np.ndarray] | None = None,
+                 floor: float = 0.0) -> MemoryPacket:
+    """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
+    auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
+    entries citing packet units are kept in the order their cited units rank."""
     if ablations.question_only:
         return MemoryPacket()
-    primary = sorted(store.units_by_id(case_id, primary_ids), key=_time_key)
-    neighbours = [] if ablations.no_links else expand(store, case_id, primary_ids, per_unit)
+    primary = store.units_by_id(case_id, primary_ids)
+    fact_only = ablations.fact_only
+    neighbours = [] if ablations.no_links or fact_only else expand(store, case_id, primary_ids, per_unit)
     units = primary + [n.unit for n in neighbours]
-    turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
-    sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
+    sources: dict[int, list[Turn]] = {}
+    if not fact_only:
+        turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
+        sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
-    if not ablations.no_auxiliary and auxiliary_limit > 0:
-        cited = set(packet.unit_ids())
-        packet.semantic = [e for e in store.semantic(case_id) if cited & set(e.source_unit_ids)][:auxiliary_limit]
-        packet.support = [e for e in store.support(case_id) if cited & set(e.source_unit_ids)][:auxiliary_limit]
+    if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
+        packet.semantic = _relevant(store.semantic(case_id), [e.text for e in store.semantic(case_id)],
+                                    packet.unit_ids(), relevance, floor, auxiliary_limit)
+        support = store.support(case_id)
+        packet.support = _relevant(support, [f"{e.strategy}: {e.outcome}. {e.text}" for e in support],
+                                   packet.unit_ids(), relevance, floor, auxiliary_limit)
     return packet
 
 
+def _relevant(entries: list, texts: list[str], ranked_ids: list[int], relevance, floor: float, limit: int) -> list:
+    if not entries:
+        return []
+    if relevance is not None:
+        scores = np.asarray(relevance(texts), dtype=np.float64)
+        order = np.argsort(-scores, kind="stable")
+        return [entries[i] for i in order if scores[i] >= floor][:limit]
+    rank = {uid: n for n, uid in enumerate(ranked_ids)}
+    cited = [(min(rank[i] for i in e.source_unit_ids if i in rank), n) for n, e in enumerate(entries)
+             if rank.keys() & set(e.source_unit_ids)]
+    return [entries[n] for _, n in sorted(cited)][:limit]
+
+
 def render_unit(unit: FTAUnit, ablations: Ablations) -> str:
+    """One line: fact, time, state, feeling, evidence pointer (each only where the ablations allow)."""
+    flag = " (partial: underspecified)" if unit.construction_status == "partial" else ""
     if ablations.fact_only:
-        return f"[m{unit.id}] {unit.fact.text}"
-    parts = [f"type {unit.fact.content_type}"]
+        return f"[m{unit.id}] {unit.fact.text}{flag}"
+    parts = [unit.fact.content_type.replace("_", " ")]
+    t = unit.time
     if not ablations.no_time_fields:
-        parts.append(f"said {unit.time.dialogue_time or 'unknown'}")
-        if unit.time.event_time != "unknown":
-            parts.append(f"happened {unit.time.event_time}"
-                         + (f" ({unit.time.event_time_expression})" if unit.time.event_time_expression else ""))
-        parts.append(f"{unit.time.time_orientation}, {unit.time.completion}, now {unit.lifecycle_status}")
-    lines = [f"[m{unit.id}] {unit.fact.text}", f"    ({'; '.join(parts)})"]
-    if unit.fact.participants:
-        lines.append(f"    people: {', '.join(unit.fact.participants)}")
+        if t.dialogue_time:
+            parts.append(f"said {t.dialogue_time[:10]}")
+        if t.event_time != "unknown":
+            parts.append(f"happened {t.event_time}" + (f" ({t.event_time_expression})" if t.event_time_expression else ""))
+        state = ", ".join(x for x in (t.time_orientation, t.completion) if x != "unknown")
+        if unit.lifecycle_status != "unknown":
+            state = ", ".join(x for x in (state, f"now {unit.lifecycle_status}") if x)
+        if state:
+            parts.append(state)
     if not ablations.no_affect_fields:
-        affect = [f"{k}: {v}" for k, v in (("feeling", unit.affect.emotion_or_state),
+        parts += [f"{k}: {v}" for k, v in (("feeling", unit.affect.emotion_or_state),
                                             ("intention", unit.affect.intention_or_plan),
                                             ("relations", unit.affect.relation_cues)) if v != "unknown"]
-        if affect:
-            lines.append(f"    {'; '.join(affect)}")
-    return "\n".join(lines)
+    span = f"{unit.evidence.start}" if unit.evidence.start == unit.evidence.end else f"{unit.evidence.start}-{unit.evidence.end}"
+    parts.append(f"turns {span}")
+    return f"[m{unit.id}] {unit.fact.text}{flag} ({'; '.join(parts)})"
 
 
-def render_turn(turn: Turn) -> str:
-    return f"  [{turn.idx}] {turn.timestamp or ''} {turn.speaker or turn.role}: {turn.text}"
+def render_turn(turn: Turn, ablations: Ablations) -> str:
+    when = "" if ablations.no_time_fields or not turn.timestamp else f"{turn.timestamp[:10]} "
+    return f"  [{turn.idx}] {when}{turn.speaker or turn.role}: {turn.text}"
 
 
-def render(packet: MemoryPacket, ablations: Ablations) -> str:
-    """The packet as the answer prompt shows it."""
+def _adds_words(turn: Turn, line: str) -> bool:
+    return bool(content_words(turn.text) - content_words(line))
+
+
+def approx_tokens(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
+           count: Callable[[str], int] = approx_tokens) -> Rendered:
+    """The packet as the answer prompt shows it, within ``budget`` tokens (0: no limit)."""
     if ablations.question_only:
-        return "(no memory)"
+        return Rendered("(no memory)")
+    used = 0
+
+    def fits(text: str) -> bool:
+        nonlocal used
+        cost = count(text) + 1
+        if budget and used + cost > budget:
+            return False
+        used += cost
+        return True
+
+    used += 0 if ablations.flat_context else 24  # the section headings
+    lines = {u.id: render_unit(u, ablations) for u in packet.primary}
+    shown_primary = [u for u in packet.primary if fits(lines[u.id])]
+    shown_neighbours = []
+    for n in packet.neighbours:
+        line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
+        if n.via in {u.id for u in shown_primary} and fits(line):
+            lines[n.unit.id] = line
+            shown_neighbours.append(n)
+    shown_units = shown_primary + [n.unit for n in shown_neighbours]
+    turns: dict[int, Turn] = {}
+    for u in shown_units:
+        for t in packet.sources.get(u.id, []):
+            if t.idx not in turns and _adds_words(t, lines[u.id]) and fits(render_turn(t, ablations)):
+                turns[t.idx] = t
+    notes = [f"- ({e.kind}) {e.text}" for e in packet.semantic]
+    notes += [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
+    notes = [n for n in notes if fits(n)]
+
     if ablations.flat_context:
-        units = sorted(packet.primary + [n.unit for n in packet.neighbours], key=_time_key)
-        lines = []
-        for u in units:
-            lines.append(render_unit(u, ablations))
-            lines += [render_turn(t) for t in packet.sources.get(u.id, [])]
-        lines += [f"- {e.text}" for e in packet.semantic] + [f"- {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
-        return "\n".join(lines) or "(nothing found)"
-    out = ["## Primary units (evidence)"]
-    out += [render_unit(u, ablations) for u in packet.primary] or ["(none found)"]
-    if packet.neighbours:
-        out.append("## Linked units (context)")
-        out += [f"{render_unit(n.unit, ablations)}\n    (linked: {n.relation})" for n in packet.neighbours]
-    spans = [(u, packet.sources.get(u.id, [])) for u in packet.primary + [n.unit for n in packet.neighbours]]
-    if any(turns for _, turns in spans):
-        out.append("## Source turns")
-        for u, turns in spans:
-            if turns:
-                out.append(f"m{u.id}:")
-                out += [render_turn(t) for t in turns]
-    if packet.semantic or packet.support:
-        out.append("## Notes about the person (background)")
-        out += [f"- ({e.kind}) {e.text}" for e in packet.semantic]
-        out += [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
-    return "\n".join(out)
+        out = []
+        for u in sorted(shown_units, key=_time_key):
+            out.append(lines[u.id])
+            out += [render_turn(t, ablations) for t in packet.sources.get(u.id, []) if t.idx in turns]
+        out += notes
+        text = "\n".join(out) or "(nothing found)"
+    else:
+        out = ["## Primary units (evidence)"]
+        out += [lines[u.id] for u in sorted(shown_primary, key=_time_key)] or ["(none found)"]
+        if shown_neighbours:
+            out.append("## Linked units (context)")
+            out += [lines[n.unit.id] for n in sorted(shown_neighbours, key=lambda n: _time_key(n.unit))]
+        if turns:
+            out.append("## Source turns")
+            out += [render_turn(turns[i], ablations) for i in sorted(turns)]
+        if notes:
+            out.append("## Notes about the person (background)")
+            out += notes
+        text = "\n".join(out)
+    return Rendered(text, [u.id for u in shown_units], sorted(turns), used)

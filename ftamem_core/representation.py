@@ -50,7 +50,7 @@ def unit_brief(unit: FTAUnit, key: str) -> dict:
         "emotion_or_state": unit.affect.emotion_or_state,
         "intention_or_plan": unit.affect.intention_or_plan,
     }
-    return {k: v for k, v in data.items() if v not in ("", [], None)}
+    return {k: v for k, v in data.items() if v not in ("", [], None, "unknown")}
 
 
 def briefs_json(units: list[FTAUnit], keys: list[str]) -> str:

@@ -95,16 +95,20 @@ class Scored:
 
 
 _FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-           "intention_or_plan")
+           "intention_or_plan, construction_status")
 
 
 def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
-                     lam: float, pool: int, ablations: Ablations) -> Scored:
+                     lam: float, pool: int, ablations: Ablations, score_all_below: int = 0,
+                     open_partials: bool = True) -> Scored:
+    """Eq. 8 and 9 over the case's units: all of them when the case holds at most
+    ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
+    the end of the built case) is kept only with ``open_partials``."""
     index = store.index(case_id)
     if index.ntotal == 0:
         empty = np.zeros(0)
         return Scored(empty.astype(np.int64), empty, empty, empty, kept=empty.astype(bool))
-    sims, ids = index.search(query_vector, max(pool, k))
+    sims, ids = index.search(query_vector, index.ntotal if index.ntotal <= score_all_below else max(pool, k))
     mask = ids >= 0
     sims, ids = sims[mask].astype(np.float64), ids[mask]
     rows = store.rows_by_id(case_id, "units", _FIELDS, ids.tolist())
@@ -115,10 +119,10 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     use_affect = cues.affect_terms and not (ablations.no_affect_fields or ablations.fact_only)
     if use_time:
         components["time"] = _time_component(rows, cues.times)
-    if cues.content_types:
+    if cues.content_types and not ablations.fact_only:
         types = np.array([r["content_type"] for r in rows])
         components["type"] = np.isin(types, cues.content_types).astype(np.float64)
-    if cues.people:
+    if cues.people and not ablations.fact_only:
         text = np.char.lower(np.array([f"{r['participants']} {r['fact_text']}" for r in rows], dtype=str))
         components["people"] = _any_term(text, cues.people)
     if use_affect:
@@ -133,7 +137,9 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     reasons = [""] * len(ids)
     rank = 0
     for i in order:
-        if score[i] < tau:
+        if rows[i]["construction_status"] == "partial" and not open_partials:
+            reasons[i] = "partial unit"
+        elif score[i] < tau:
             reasons[i] = f"R {score[i]:.3f} < tau {tau}"
         elif rank >= k:
             reasons[i] = f"beyond top K={k}"

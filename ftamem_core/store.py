@@ -278,27 +278,33 @@ class Store:
     # Units and their vectors --------------------------------------------------------------
 
     def add_units(self, case_id: str, units: list[FTAUnit], vectors: np.ndarray | None = None) -> list[int]:
-        """Store units (one transaction) and index the final ones.
+        """Store units (one transaction) and index them.
 
-        ``vectors`` holds one row per final unit, in order; partial units are construction
-        context and get no vector.
+        ``vectors`` holds one row per unit, in order. Partial units are indexed too: retrieval
+        leaves them out unless they are still open when asked (``retrieve_open_partials``).
         """
-        final = [i for i, u in enumerate(units) if u.construction_status == "final"]
         if vectors is not None:
             vectors = normalise(vectors)
-            if len(vectors) != len(final):
-                raise StoreError(f"{len(final)} final units but {len(vectors)} vectors")
+            if len(vectors) != len(units):
+                raise StoreError(f"{len(units)} units but {len(vectors)} vectors")
         with self.transaction():
             ids = [self.conn.execute(_UNIT_INSERT, _unit_params(case_id, u)).lastrowid for u in units]
             if vectors is not None:
                 self.conn.executemany(
                     "INSERT INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
-                    [(ids[i], case_id, vectors[n].tobytes()) for n, i in enumerate(final)],
+                    [(uid, case_id, vectors[n].tobytes()) for n, uid in enumerate(ids)],
                 )
-        if vectors is not None and final:
-            self.vectors.add(case_id, [ids[i] for i in final], vectors, self.vector_ids(case_id),
-                             lambda: self.stored_vectors(case_id))
+        if vectors is not None and ids:
+            self.vectors.add(case_id, ids, vectors, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
         return ids
+
+    def delete_units(self, case_id: str, ids: list[int]) -> None:
+        """Remove units (their links go with them) in one transaction, and their vectors."""
+        if not ids:
+            return
+        with self.transaction():
+            self.conn.executemany("DELETE FROM units WHERE case_id = ? AND id = ?", [(case_id, i) for i in ids])
+        self.vectors.remove(case_id, ids)
 
     def get_unit(self, case_id: str, unit_id: int) -> FTAUnit:
         rows = self._rows("SELECT * FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))

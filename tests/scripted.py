@@ -42,9 +42,11 @@ class Pipeline:
         return {f"t{i}": unit(f"Maya said more in turn {i}", i, i) for i in targets}
 
     def linking(self, messages):
-        ids = re.findall(r'"memory_id": "(m\d+)"', section(messages, "Older units:"))
-        return {"memory_updates": [{"memory_id": ids[0], "relation": "updates", "lifecycle_status": "completed",
-                                    "completeness": "complete", "relation_confidence": "high"}]}
+        """Each new unit updates its most similar older unit."""
+        pairs = re.findall(r"^(m\d+): (m\d+)", section(messages, "Pairs to judge"), re.M)
+        return {"memory_updates": [{"new_id": new, "memory_id": old, "relation": "updates",
+                                    "lifecycle_status": "completed", "completeness": "complete",
+                                    "relation_confidence": "high"} for new, old in pairs]}
 
     def longitudinal(self, messages):
         units = section(messages, "units:")

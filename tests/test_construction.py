@@ -84,7 +84,7 @@ def test_carry_over_and_fusion(case):
 
     def extraction(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        carried = section(messages, "Open units from the previous fragment:").split("Fragment turns:")[0]
+        carried = section(messages, "Open units:").split("Fragment turns:")[0]
         if idx[0] == 0:
             return {"memory_units": [unit("Maya started night shifts.", 0, 2, status="partial"),
                                      unit("Maya's coworker is Omar.", 3, 3)]}
@@ -105,8 +105,58 @@ def test_carry_over_and_fusion(case):
     assert (fused.evidence.start, fused.evidence.end, fused.construction_status) == (0, 6, "final")
     assert "Maya started night shifts." not in texts and "The shifts run 7pm to 7am." not in texts  # no own id
     open_unit = texts["Maya may try curtains."]
-    assert open_unit.construction_status == "partial" and report.partial_units == 1  # kept, not retrievable
-    assert open_unit.id not in case.index("c1").ids()
+    assert open_unit.construction_status == "partial" and report.partial_units == 1
+    assert open_unit.id in case.index("c1").ids()  # open at the end of the case: retrievable, flagged
+
+
+def test_a_partial_unit_is_carried_into_the_next_session_and_replaced_when_completed(case):
+    """Eq. 4: every partial unit still open is carried, across the session boundary too."""
+    pipeline = Pipeline(seg_size=4)
+    seen = []
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        seen.append((idx[0], section(messages, "Open units:").split("Fragment turns:")[0]))
+        if idx[0] == 4:  # the last fragment of session 0
+            return {"memory_units": [unit("Maya booked a sleep clinic visit.", 4, 5, status="partial")]}
+        if idx[0] == 8:  # the first of session 1
+            return {"memory_units": [unit("The clinic visit is on March 12.", 8, 9, completes="p1")]}
+        return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    first, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    assert first.status == "done"
+    assert "Maya booked a sleep clinic visit." in dict(seen)[8]  # carried from session 0 into session 1
+    texts = {u.fact.text: u for u in case.units("c1", None)}
+    fused = texts["Maya booked a sleep clinic visit. The clinic visit is on March 12."]
+    assert (fused.evidence.start, fused.evidence.end, fused.construction_status) == (4, 9, "final")
+    assert fused.evidence.session_id == case.sessions("c1")[1].id  # it goes with the session that completed it
+    assert "Maya booked a sleep clinic visit." not in texts  # the stored partial was replaced
+
+
+def test_a_failed_session_keeps_the_partial_it_would_have_replaced(case):
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        if idx[0] == 4:
+            return {"memory_units": [unit("Maya booked a sleep clinic visit.", 4, 5, status="partial")]}
+        if idx[0] == 8:
+            return {"memory_units": [unit("The clinic visit is on March 12.", 8, 9, completes="p1")]}
+        raise RuntimeError("model crashed")  # session 1's second fragment
+
+    def crash_in_session_1(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        if idx[0] == 0:
+            return {"memory_units": [unit("Maya works nights.", 0, 3)]}
+        return extraction(messages)
+
+    pipeline.extraction = crash_in_session_1
+    with pytest.raises(Exception):
+        build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    texts = {u.fact.text: u for u in case.units("c1", None)}
+    assert texts["Maya booked a sleep clinic visit."].construction_status == "partial"  # session 0 kept it
+    assert not any("March 12" in t for t in texts)  # session 1 left nothing
 
 
 class Killed(BaseException):
@@ -250,13 +300,26 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     assert case.builds("c1")[-1].settings["coverage_pass"] is True
 
 
-def test_without_the_coverage_pass_uncovered_turns_stay_uncovered(case):
+def test_without_the_coverage_pass_or_the_fallback_uncovered_turns_stay_uncovered(case):
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = first_turn_only
-    report, _, _ = build(case, pipeline)
+    report, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
     assert "coverage" not in pipeline.calls and report.units == 4
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert 2 not in covered
+
+
+def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_without_a_call(case):
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = first_turn_only
+    report, events, _ = build(case, pipeline)
+    assert "coverage" not in pipeline.calls and report.units == 8
+    said = {t.idx: t for t in case.turns("c1") if t.role == "user"}
+    covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
+    assert set(said) <= covered
+    unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
+    assert unit2.fact.text == said[2].text  # third person already; nothing invented
+    assert [e.data["turns"] for e in events if e.kind == "verbatim"][0] == [2]
 
 
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):

@@ -29,26 +29,32 @@ def test_candidates_are_earlier_similar_units_of_the_same_case(store):
     assert candidates(store, old[0], EMB.encode([old[0].fact.text])[0], limit=5, threshold=0.0) == []  # nothing earlier
 
 
-def test_reply_may_only_name_candidates():
-    model = reply_model(["m1", "m4"])
-    assert json_schema(model)["properties"]["memory_updates"]["items"]["properties"]["memory_id"]["enum"] == ["m1", "m4"]
+def test_reply_may_only_name_the_new_units_and_their_candidates(store):
+    a, b, c = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains"])
+    model = reply_model({c.id: [a, b]})
+    items = json_schema(model)["properties"]["memory_updates"]["items"]["properties"]
+    assert items["new_id"].get("enum", [items["new_id"].get("const")]) == [f"m{c.id}"]
+    assert items["memory_id"]["enum"] == [f"m{a.id}", f"m{b.id}"]
     with pytest.raises(ValidationError):
-        model.model_validate({"memory_updates": [{"memory_id": "m9", "relation": "updates", "lifecycle_status": "completed",
-                                                  "completeness": "complete", "relation_confidence": "high"}]})
+        model.model_validate({"memory_updates": [{"new_id": f"m{c.id}", "memory_id": "m999", "relation": "updates",
+                                                  "lifecycle_status": "completed", "completeness": "complete",
+                                                  "relation_confidence": "high"}]})
+
+
+def update(new, old, relation="updates", lifecycle="completed", completeness="complete", confidence="high"):
+    return {"new_id": f"m{new.id}", "memory_id": f"m{old.id}", "relation": relation, "lifecycle_status": lifecycle,
+            "completeness": completeness, "relation_confidence": confidence}
 
 
 def test_updates_store_directed_links_and_neighbour_status(store):
     a, b, c = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains"])
     c.time.event_time = "2025-03-10"
     reply = LinkingReply.model_validate({"memory_updates": [
-        {"memory_id": f"m{a.id}", "relation": "updates", "lifecycle_status": "completed", "completeness": "complete",
-         "relation_confidence": "high"},
-        {"memory_id": f"m{b.id}", "relation": "unknown", "lifecycle_status": "archived", "completeness": "partial",
-         "relation_confidence": "low"},
-        {"memory_id": f"m{a.id}", "relation": "supports", "lifecycle_status": "pending", "completeness": "partial",
-         "relation_confidence": "low"},  # a second judgement of the same neighbour is ignored
+        update(c, a),
+        update(c, b, "unknown", "archived", "partial", "low"),
+        update(c, a, "supports", "pending", "partial", "low"),  # a second judgement of the same pair is ignored
     ]})
-    outcomes = apply_updates(store, c, [a, b], reply)
+    outcomes = apply_updates(store, [c], {c.id: [a, b]}, reply)
     assert len(outcomes) == 1
     (link,) = store.links("c1")
     assert (link.source, link.target, link.relation, link.confidence, link.time) == (c.id, a.id, "updates", "high", "2025-03-10")
@@ -57,3 +63,30 @@ def test_updates_store_directed_links_and_neighbour_status(store):
     assert (now_a.lifecycle_status, now_a.completeness, now_a.updated_at) == ("completed", "complete", "2025-03-10")
     assert now_a.version == a.version + 1
     assert (now_b.lifecycle_status, now_b.version) == (b.lifecycle_status, b.version)  # unknown changes nothing
+
+
+def test_an_unknown_suggestion_keeps_the_neighbours_known_state(store):
+    a, c = stored(store, ["Maya plans to buy curtains", "Maya bought the curtains"])
+    store.set_unit_status("c1", a.id, "pending", "partial", None)
+    reply = LinkingReply.model_validate({"memory_updates": [update(c, a, "followup_of", "unknown", "unknown")]})
+    (outcome,) = apply_updates(store, [c], {c.id: [a]}, reply)
+    now = store.get_unit("c1", a.id)
+    assert (now.lifecycle_status, now.completeness) == ("pending", "partial")
+    assert outcome.link.relation == "followup_of"
+
+
+def test_only_pairs_shown_are_stored(store):
+    a, b, c, d = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains",
+                                "Maya made up with Lena"])
+    reply = LinkingReply.model_validate({"memory_updates": [update(c, b), update(d, b), update(d, a)]})
+    outcomes = apply_updates(store, [c, d], {c.id: [a], d.id: [b]}, reply)
+    assert [(o.link.source, o.link.target) for o in outcomes] == [(d.id, b.id)]  # c-b and d-a were not shown
+
+
+def test_partial_units_are_no_link_candidates(store):
+    store.ingest([make_doc("c1")])
+    texts = ["Maya works night shifts at the hospital", "Maya works night shifts at the hospital again"]
+    units = [make_unit("c1", texts[0], status="partial"), make_unit("c1", texts[1])]
+    ids = store.add_units("c1", units, EMB.encode(texts))
+    new = store.get_unit("c1", ids[1])
+    assert candidates(store, new, EMB.encode([texts[1]])[0], limit=5, threshold=0.1) == []

@@ -114,7 +114,7 @@ def test_packet_sections(memory):
     assert [t.idx for t in packet.sources[ids["shifts"]]] == [0, 1]
     assert [t.idx for t in packet.sources[ids["plan"]]] == [10, 11]
     assert [e.text for e in packet.semantic] == ["Lena is Maya's sister."]  # only entries citing packet units
-    text = render(packet, FULL)
+    text = render(packet, FULL).text
     for heading in ("## Primary units", "## Linked units", "## Source turns", "## Notes about the person"):
         assert heading in text
     assert text.index(f"[m{ids['shifts']}]") < text.index("## Linked units") < text.index(f"[m{ids['plan']}]")

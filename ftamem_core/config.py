@@ -2,8 +2,9 @@
 
 Precedence, lowest first: the defaults below, a TOML file (``ftamem.toml`` in the working
 directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
-top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``), then explicit overrides
-(command-line options, the app's sidebar).
+top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``, ``FTAMEM_ABLATIONS_<NAME>`` for an
+ablation switch), then explicit overrides (command-line options, the app's sidebar). A named
+preset (``ask --preset``, the Ask page) adds its switch to the settings' ablations.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
     data: dict[str, Any] = {}
     llm: dict[str, Any] = {}
     for name in Settings.model_fields:
-        if name == "llm":
+        if name in ("llm", "ablations"):
             continue
         key = f"FTAMEM_{name.upper()}"
         if key in environ:
@@ -175,6 +176,10 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
             llm[name] = _env_value(environ[key])
     if llm:
         data["llm"] = llm
+    ablations = {name: _env_value(environ[f"FTAMEM_ABLATIONS_{name.upper()}"]) for name in Ablations.model_fields
+                 if f"FTAMEM_ABLATIONS_{name.upper()}" in environ}
+    if ablations:
+        data["ablations"] = ablations
     return data
 
 
@@ -194,6 +199,9 @@ def load_settings(
             data = tomllib.load(fh)
     env = _from_env(environ)
     llm = {**data.get("llm", {}), **env.pop("llm", {})}
+    ablations = {**data.get("ablations", {}), **env.pop("ablations", {})}
+    if ablations:
+        data["ablations"] = {k: v for k, v in ablations.items() if v is not None}
     data.update({k: v for k, v in env.items() if v is not None})
     data["llm"] = {k: v for k, v in llm.items() if v is not None}
     return Settings.model_validate(data).with_overrides(**overrides)

@@ -8,9 +8,9 @@ and support-experience entries) is chosen by its relevance to the query.
 
 Rendering (beyond the paper: ``packet_token_budget``): each unit is one line with its evidence
 pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
-line does not have. Under a budget the packet is filled by priority (primary units by rank, linked
-units, source turns of the units shown, notes) until the next piece would not fit; what is shown is
-then laid out by section and time. The rendering records which units and turns it showed.
+line does not have. Under a budget the packet is filled by priority: primary units by rank until
+one does not fit, then linked units, source turns of the units shown and notes while they fit;
+what is shown is then laid out by section and time. The rendering records which units and turns it showed.
 """
 
 from __future__ import annotations
@@ -190,7 +190,11 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
 
     used += 0 if ablations.flat_context else 24  # the section headings
     lines = {u.id: render_unit(u, ablations) for u in packet.primary}
-    shown_primary = [u for u in packet.primary if fits(lines[u.id])]
+    shown_primary = []
+    for u in packet.primary:  # by rank: a lower unit never takes the place of a higher one
+        if not fits(lines[u.id]):
+            break
+        shown_primary.append(u)
     shown_neighbours = []
     for n in packet.neighbours:
         line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"

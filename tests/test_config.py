@@ -37,3 +37,22 @@ def test_bad_values_are_refused(tmp_path):
     toml.write_text("no_such_setting = 1\n")
     with pytest.raises(ValidationError):
         load_settings(toml, environ={})
+
+
+def test_ablations_from_toml_and_environment_reach_ask_and_presets_add_to_them(tmp_path):
+    from ftamem_core.config import PRESETS
+
+    toml = tmp_path / "ftamem.toml"
+    toml.write_text("[ablations]\nno_links = true\n")
+    s = load_settings(toml, environ={"FTAMEM_ABLATIONS_NO_AUXILIARY": "true"})
+    assert s.ablations.no_links and s.ablations.no_auxiliary
+    assert s.combined(None) == s.ablations  # no preset: the settings alone
+    both = s.combined(PRESETS["plain_embedding"])
+    assert both.no_links and both.no_auxiliary and both.plain_embedding
+    assert s.combined(PRESETS["full"]) == s.ablations  # "full" adds nothing
+
+
+def test_k_follows_the_cases_dataset():
+    s = load_settings(environ={}, top_k=7, top_k_locomo=30)
+    assert s.k_for("locomo")[0] == 30 and "top_k_locomo" in s.k_for("locomo")[1]
+    assert s.k_for("esmemeval")[0] == 7 and s.k_for("")[0] == 7

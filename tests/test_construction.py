@@ -336,3 +336,67 @@ def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
     assert calls == len(pipeline.calls) == case.cost("c1")["calls"] and tokens == case.cost("c1")["tokens"]
     assert bar.bar.n == 16 and f"calls {calls} tokens {tokens}" in out.getvalue()
     assert case.build_usage(report.build_id + 1) == (0, 0)
+
+
+def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case):
+    def two_units(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        return {"memory_units": [unit(f"Maya talks about night shifts and sleep {idx[0]}.", idx[0], idx[0] + 1),
+                                 unit(f"Maya talks about sleep and night shifts again {idx[0]}.", idx[0] + 2, idx[-1])]}
+
+    per_fragment = Pipeline(seg_size=4)
+    per_fragment.extraction = two_units
+    build(case, per_fragment, settings=SETTINGS.with_overrides(merge_duplicates=False))
+    links_a = len(case.links("c1"))
+    case.clear_case_memory("c1")
+    per_unit = Pipeline(seg_size=4)
+    per_unit.extraction = two_units
+    build(case, per_unit, settings=SETTINGS.with_overrides(merge_duplicates=False, link_per_fragment=False),
+          from_scratch=True)
+    # 8 units in 4 fragments: the first unit has no earlier unit, so 3 calls per fragment-batch vs 7
+    assert per_fragment.calls.count("linking") == 4 and per_unit.calls.count("linking") == 7
+    assert links_a == 7 == len(case.links("c1"))  # each new unit still updates its nearest older unit
+
+
+def peers_doc():
+    lines = [("Caroline", "I'm researching adoption agencies for my family this month."),
+             ("Melanie", "Wow, that is a big step, I'm proud of you."),
+             ("Caroline", "Thanks, I went to a support group meeting yesterday too."),
+             ("Melanie", "How was the support group meeting?")]
+    return CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-05-08"),
+        turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_speaker_check_acts_with_its_setting(store, check):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [
+        unit("Melanie is researching adoption agencies for her family.", 0, 1)]}
+    build(store, pipeline, settings=SETTINGS.with_overrides(speaker_check=check, verbatim_fallback=False))
+    (u,) = store.units("c1")
+    assert u.fact.text.startswith("Caroline" if check else "Melanie")
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_duplicate_merging_acts_with_its_setting(store, check):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [
+        unit("Caroline went to a support group meeting yesterday.", 2, 3),
+        unit("Caroline went to a support group meeting yesterday!", 2, 2)]}
+    build(store, pipeline, settings=SETTINGS.with_overrides(merge_duplicates=check, verbatim_fallback=False))
+    assert len(store.units("c1")) == (1 if check else 2)
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_anchor_grounding_acts_with_its_setting(store, check):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    invented = unit("Caroline is researching adoption agencies.", 0, 1)
+    invented["content"]["intention_or_plan"] = "housewarming after the kitchen is done"
+    pipeline.extraction = lambda m: {"memory_units": [invented]}
+    build(store, pipeline, settings=SETTINGS.with_overrides(ground_anchors=check, verbatim_fallback=False))
+    (u,) = store.units("c1")
+    assert (u.affect.intention_or_plan == "unknown") is check

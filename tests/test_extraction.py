@@ -151,3 +151,40 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
                                             "Maya could call Maya's dad before Maya leave."]
     assert [u.fact.summary for u in units] == ["Maya sleeps about fo", "", ""]
     assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn
+
+
+def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
+    from ftamem_core.extraction import (Fragment, correct_speaker, ground_anchors, merge_duplicates, to_unit,
+                                        verbatim_units)
+    from ftamem_core.models import Turn
+    from scripted import HashEmbedder, unit as unit_json
+
+    turns = [Turn(idx=10, role="user", speaker="Caroline", text="I'm researching adoption agencies this week."),
+             Turn(idx=11, role="user", speaker="Melanie", text="That's a big step! Good luck."),
+             Turn(idx=12, role="user", speaker="Caroline", text="Thanks! I also ran a charity race for mental health on Sunday.")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    from ftamem_core.extraction import UnitOut
+    wrong = to_unit(UnitOut.model_validate(unit_json("Melanie is researching adoption agencies.", 10, 11)), frag)
+    wrong = wrong.model_copy(update={"fact": wrong.fact.model_copy(update={"participants": ["Melanie"]})})
+    fixed = correct_speaker(wrong, turns, ["Caroline", "Melanie"])
+    assert fixed.fact.text == "Caroline is researching adoption agencies." and fixed.fact.participants == ["Caroline"]
+
+    odd = wrong.model_copy(update={"affect": wrong.affect.model_copy(update={
+        "emotion_or_state": "tired", "intention_or_plan": "housewarming after the kitchen is done",
+        "relation_cues": "Melanie encourages the step"})})
+    grounded = ground_anchors(odd, turns, ["Caroline", "Melanie"])
+    assert grounded.affect.emotion_or_state == "unknown" and grounded.affect.intention_or_plan == "unknown"
+    assert grounded.affect.relation_cues == "Melanie encourages the step"  # "step" is in turn 11
+
+    race = [to_unit(UnitOut.model_validate(unit_json(t, 12, 12)), frag) for t in
+            ("Caroline ran a charity race for mental health on Sunday.",
+             "Caroline ran a charity race for mental health on Sunday!",
+             "Caroline is researching adoption agencies.")]
+    kept, merged = merge_duplicates(race, HashEmbedder(), 0.92)
+    assert len(kept) == 2 and len(merged) == 1
+    assert merge_duplicates(race, HashEmbedder(), 1.01)[0] == race  # the threshold decides
+
+    extra = verbatim_units(frag, [fixed], min_words=6)
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [
+        (12, "Thanks! Caroline also ran a charity race for mental health on Sunday.")]
+    assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08

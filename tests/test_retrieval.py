@@ -35,6 +35,8 @@ def memory(store):
         u = make_unit("c1", text, a, b, session_id=sess.id)
         u.fact.content_type, u.time.event_time, u.fact.participants = ctype, when, who
         u.affect.emotion_or_state, u.time.dialogue_time = feel, sess.time
+        if ctype == "homework_or_plan":
+            u.affect.intention_or_plan, u.affect.relation_cues = "ask Lena for help", "sister may help"
         units.append(u)
     ids = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     shifts, sleep, omar, curtains, lena, plan = ids
@@ -132,8 +134,9 @@ def answer_llm(rewrite=None):
 def run(memory, preset, **settings):
     store, ids = memory
     llm = answer_llm()
+    settings = {"tau": 0.0, "top_k": 2, **settings}
     trace = ask(store, "c1", "When did Maya start night shifts?", llm, EMB,
-                load_settings(environ={}, tau=0.0, top_k=2, **settings), ablations=PRESETS[preset])
+                load_settings(environ={}, **settings), ablations=PRESETS[preset])
     return trace, llm
 
 
@@ -199,3 +202,105 @@ def test_empty_case_answers_from_nothing(store):
     store.ingest([make_doc("c1")])
     trace = ask(store, "c1", "Anything?", answer_llm(), EMB, load_settings(environ={}))
     assert trace.kept_ids == [] and "(none found)" in trace.packet_text
+
+
+def test_k_follows_the_dataset_and_the_trace_says_why(memory):
+    store, _ = memory
+    settings = load_settings(environ={}, tau=0.0, top_k=2, top_k_locomo=4)
+    trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings)
+    assert trace.settings["k"] == 2 and "top_k" in trace.settings["k_reason"] and len(trace.kept_ids) == 2
+    store.conn.execute("UPDATE cases SET source_format = 'locomo' WHERE id = 'c1'")
+    trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings)
+    assert trace.settings["k"] == 4 and "LoCoMo" in trace.settings["k_reason"] and len(trace.kept_ids) == 4
+    trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings, k=3)
+    assert trace.settings["k"] == 3 and len(trace.kept_ids) == 3
+
+
+def test_ablations_in_the_settings_act_without_a_preset(memory):
+    store, _ = memory
+    settings = load_settings(environ={}, tau=0.0, top_k=2, ablations={"no_links": True, "no_rewrite": True})
+    llm = answer_llm()
+    trace = ask(store, "c1", "When did Maya start night shifts?", llm, EMB, settings)
+    assert [s for s, _ in llm.prompts] == ["answer"] and trace.packet.neighbours == []
+    assert trace.settings["ablations"] == {"no_rewrite": True, "no_links": True}
+
+
+def test_every_unit_is_scored_in_a_small_case_and_a_pool_in_a_large_one(memory):
+    store, ids = memory
+    cues = Cues(people=["Lena"], content_types=["relationship_event"])
+    query = EMB.encode(["blackout curtains"])[0]
+    kw = dict(k=1, tau=0.0, lam=0.3, pool=1, ablations=FULL)
+    pooled = score_candidates(store, "c1", query, cues, score_all_below=0, **kw)
+    assert len(pooled.ids) == 1 and pooled.kept_ids() != [ids["lena"]]  # the pool holds the embedding top 1
+    whole = score_candidates(store, "c1", query, cues, score_all_below=100, **kw)
+    assert len(whole.ids) == 6 and whole.kept_ids() == [ids["lena"]]  # Eq. 9 over the memory: cues win
+
+
+def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory):
+    store, ids = memory
+    s1 = store.sessions("c1")[0]
+    (pid,) = store.add_units("c1", [make_unit("c1", "Maya may see a sleep doctor", 2, 3, status="partial",
+                                               session_id=s1.id)], EMB.encode(["Maya may see a sleep doctor"]))
+    query = EMB.encode(["sleep doctor"])[0]
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    assert pid in score_candidates(store, "c1", query, Cues(), open_partials=True, **kw).kept_ids()
+    closed = score_candidates(store, "c1", query, Cues(), open_partials=False, **kw)
+    assert pid not in closed.kept_ids() and row(closed, pid)["reason"] == "partial unit"
+    text = render(build_packet(store, "c1", [pid], 0, FULL, 0), FULL).text
+    assert "(partial: underspecified)" in text
+
+
+def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory):
+    store, ids = memory
+    ranked = [ids["curtains"], ids["shifts"], ids["lena"], ids["plan"], ids["sleep"], ids["omar"]]
+    packet = build_packet(store, "c1", ranked, 0, FULL, 6)
+    full = render(packet, FULL)
+    assert full.unit_ids == ranked
+    for budget in (40, 80, 160):
+        cut = render(packet, FULL, budget)
+        assert cut.tokens <= budget and len(cut.text) // 4 <= budget + 5
+        assert cut.unit_ids == ranked[: len(cut.unit_ids)]  # best first: a lower unit never displaces a higher
+    assert len(render(packet, FULL, 40).unit_ids) < len(render(packet, FULL, 160).unit_ids)
+    # a turn whose words the unit line already has is not repeated
+    from ftamem_core.models import Turn
+    from ftamem_core.packet import MemoryPacket
+    u = store.get_unit("c1", ids["shifts"])
+    echo = Turn(idx=0, speaker="A", text="Maya was moved to night shifts by her manager")
+    more = Turn(idx=1, speaker="B", text="Since February, twelve-hour rotations")
+    shown = render(MemoryPacket([u], [], {u.id: [echo, more]}), FULL)
+    assert shown.turn_ids == [1] and "twelve-hour" in shown.text
+
+
+ABSENT = {  # what each ablation's packet must not contain
+    "no_time_fields": ["said ", "happened", "2025-"],
+    "no_affect_fields": ["feeling:", "intention:", "relations:"],
+    "fact_only": ["## Source turns", "## Linked units", "(event", "turns ", "feeling:", "said ", "linked:", "Lena is Maya's sister"],
+    "no_links": ["## Linked units", "linked:"],
+    "no_auxiliary": ["## Notes", "Lena is Maya's sister"],
+    "question_only": ["[m"],
+}
+
+
+@pytest.mark.parametrize("preset", sorted(ABSENT))
+def test_each_ablations_packet_lacks_what_it_removes(memory, preset):
+    store, ids = memory
+    from ftamem_core.models import SemanticEntry
+    store.save_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]])])
+    full, _ = run(memory, "full")
+    trace, _ = run(memory, preset)
+    for needle in ABSENT[preset]:
+        assert needle in full.packet_text, needle  # the full packet has it, so its absence means something
+        assert needle not in trace.packet_text, needle
+
+
+def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
+    store, ids = memory
+    from ftamem_core.models import SemanticEntry
+    store.save_semantic("c1", [
+        SemanticEntry(kind="preference", text="Maya likes running on Sundays.", source_unit_ids=[ids["shifts"]]),
+        SemanticEntry(kind="person", text="Omar is a coworker who knows about blackout curtains.",
+                      source_unit_ids=[ids["omar"]]),
+    ])
+    query = EMB.encode(["blackout curtains"])[0]
+    packet = build_packet(store, "c1", [ids["shifts"]], 0, FULL, 1, lambda texts: EMB.encode(texts) @ query)
+    assert [e.text for e in packet.semantic] == ["Omar is a coworker who knows about blackout curtains."]

@@ -1,0 +1,1 @@
+"""Evaluation: measuring the memory against the benchmarks' questions and simple baselines."""

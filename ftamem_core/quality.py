@@ -1,0 +1,54 @@
+"""Automatic checks of built memory (issue #9's unit checks): what a reader finds by eye, counted.
+
+- misattributed: a fact that starts with one speaker's name but carries another speaker's
+  first-person words (``grounding.misattributed``);
+- duplicates: pairs of units with overlapping evidence whose facts' embeddings reach 0.92 cosine;
+- ungrounded anchors: feeling, intention, relations or summary sharing no word stem with the
+  evidence turns (names aside);
+- coverage: the share of turns inside some unit's evidence span.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .grounding import anchored, misattributed
+from .models import FTAUnit, Turn
+from .store import Store
+
+
+def _span(unit: FTAUnit, turns: dict[int, Turn]) -> list[Turn]:
+    return [turns[i] for i in range(unit.evidence.start, unit.evidence.end + 1) if i in turns]
+
+
+def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 0.92) -> dict:
+    turns = {t.idx: t for t in store.turns(case_id)}
+    units = store.units(case_id, construction_status=None)
+    speakers = sorted({t.speaker for t in turns.values() if t.speaker and t.role != "assistant"})
+    wrong_speaker = [u.id for u in units
+                     if misattributed(u.fact.text, [t for t in _span(u, turns) if t.role != "assistant"], speakers)]
+    ungrounded = []
+    for u in units:
+        sources = [t.text for t in _span(u, turns)]
+        for name, value in (("summary", u.fact.summary), ("feeling", u.affect.emotion_or_state),
+                            ("intention", u.affect.intention_or_plan), ("relations", u.affect.relation_cues)):
+            if not anchored(value, sources, speakers):
+                ungrounded.append((u.id, name, value))
+    duplicates = []
+    if len(units) > 1:
+        vectors = embedder.encode([u.fact.text for u in units])
+        sims = vectors @ vectors.T
+        for i in range(len(units)):
+            for j in range(i + 1, len(units)):
+                a, b = units[i].evidence, units[j].evidence
+                if a.start <= b.end and b.start <= a.end and sims[i, j] >= duplicate_cosine:
+                    duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
+    covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
+    return {
+        "units": sum(u.construction_status == "final" for u in units),
+        "partial": sum(u.construction_status == "partial" for u in units),
+        "turns": len(turns), "turns_covered": len(covered & set(turns)),
+        "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / max(1, len(units)), 2),
+        "types": dict(Counter(u.fact.content_type for u in units).most_common()),
+        "misattributed": wrong_speaker, "duplicates": duplicates, "ungrounded_anchors": ungrounded,
+    }

@@ -79,6 +79,8 @@ class Settings(BaseModel):
     window_size: int = Field(20, ge=2)  # W
     min_forward_step: int = Field(1, ge=1)
     segmentation: Literal["bws", "fixed", "session", "pair"] = "bws"
+    # Beyond the paper: a final BWS fragment shorter than this joins its neighbour (1: as detected).
+    min_fragment_turns: int = Field(6, ge=1)
     # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
     tau: float = 0.35
     lam: float = Field(0.8, ge=0.0, le=1.0)

@@ -34,7 +34,7 @@ from .longitudinal import unit_key
 from .models import Build, FTAUnit, Session, Turn
 from .prompts import load_prompt
 from .representation import retrieval_text
-from .segmentation import SegmentationReply, Span, render_turns, segment_session, to_segments
+from .segmentation import SegmentationReply, Span, merge_short, render_turns, segment_session, to_segments
 from .store import Store, StoreError
 
 
@@ -93,7 +93,7 @@ class Builder:
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include={
-                "min_forward_step", "construction_temperature", "link_candidates", "link_threshold",
+                "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
                 "coverage_pass", "coverage_min_words", "speaker_check", "merge_duplicates", "duplicate_cosine",
                 "ground_anchors", "verbatim_fallback", "link_per_fragment"})}))
         report = BuildReport(build.id, "running")
@@ -155,6 +155,8 @@ class Builder:
             self._check_stop()
             self.progress(Event("window", session.idx, {"start": win.start, "end": win.end, "spans": win.spans,
                                                          "final": win.final, "provisional": win.provisional}))
+            if segmentation == "bws":
+                win.final = merge_short(win.final, self.settings.min_fragment_turns)
             self.store.add_segments(case_id, to_segments(win, case_id, session.id, segmentation))
             for first, last, _trigger in win.final:
                 self._check_stop()

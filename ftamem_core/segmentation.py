@@ -159,12 +159,37 @@ def to_segments(window: Window, case_id: str, session_id: int, method: str) -> l
             for a, b, t in window.final]
 
 
+def merge_short(spans: list[Span], min_turns: int) -> list[Span]:
+    """Final spans of fewer than ``min_turns`` turns joined to the next span (the last one to the
+    one before it), so that one extraction call sees a whole exchange. Beyond the paper (setting
+    ``min_fragment_turns``; 1 keeps the detector's spans): the 1.5B cut LoCoMo sessions into
+    2-3 turn fragments, one extraction and one linking call each."""
+    out: list[list] = []
+    pending: list | None = None
+    for first, last, trigger in spans:
+        span = [pending[0], last, pending[2]] if pending else [first, last, trigger]
+        pending = None
+        if span[1] - span[0] + 1 < min_turns:
+            pending = span
+        else:
+            out.append(span)
+    if pending:
+        if out:
+            out[-1][1] = pending[1]
+        else:
+            out.append(pending)
+    return [tuple(s) for s in out]  # type: ignore[misc]
+
+
 def render_turns(turns: list[Turn]) -> str:
-    """Turns as the prompts show them: ``[global index] (original id) time speaker (role): text``."""
+    """Turns as the prompts show them: ``[global index] speaker: text``, with the role for an
+    assistant and the time where it changes from the turn before (the session time is shown
+    once by the prompt), so the model reads the dialogue, not repeated metadata."""
     lines = []
+    previous = None
     for t in turns:
-        original = f" ({t.original_id})" if t.original_id else ""
-        when = f" {t.timestamp}" if t.timestamp else ""
-        who = t.speaker or t.role
-        lines.append(f"[{t.idx}]{original}{when} {who} ({t.role}): {t.text}")
+        when = f"({t.timestamp}) " if t.timestamp and t.timestamp != previous and previous is not None else ""
+        previous = t.timestamp
+        who = f"{t.speaker or t.role} (assistant)" if t.role == "assistant" else (t.speaker or t.role)
+        lines.append(f"[{t.idx}] {when}{who}: {t.text}")
     return "\n".join(lines)

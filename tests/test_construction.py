@@ -11,7 +11,7 @@ from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Tur
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-SETTINGS = load_settings(environ={})
+SETTINGS = load_settings(environ={}, min_fragment_turns=1)  # the detector's spans as they are
 
 
 def doc(sessions=2, turns=8):

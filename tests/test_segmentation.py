@@ -122,3 +122,16 @@ def test_bws_partitions_and_terminates_whatever_the_detector_says(n, offset, win
         for a, b, t in w.spans:
             assert w.start <= a <= b <= w.end or (a < w.start and w is not windows[0])  # carried head only
             assert t in ("topic_change", "unknown")
+
+
+def test_merge_short_joins_short_fragments_to_their_neighbours():
+    from ftamem_core.segmentation import merge_short
+    spans = [(0, 1, "session_start"), (2, 7, "topic_change"), (8, 9, "emotion_shift"), (10, 10, "unknown")]
+    assert merge_short(spans, 1) == spans
+    assert merge_short(spans, 3) == [(0, 7, "session_start"), (8, 10, "emotion_shift")]
+    merged = merge_short(spans, 6)
+    assert merged == [(0, 10, "session_start")]  # the short tail joins the span before it
+    assert merge_short([(4, 5, "unknown")], 6) == [(4, 5, "unknown")]  # nothing to join
+    for n in (1, 2, 3, 6, 20):  # still a partition of the same turns
+        got = merge_short(spans, n)
+        assert [i for a, b, _ in got for i in range(a, b + 1)] == list(range(11))

@@ -207,13 +207,11 @@ class Builder:
             update={"session_id": fragment.session_id})})
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
-        if self.settings.verbatim_fallback:
-            extra = verbatim_units(fragment, finalised, self.settings.coverage_min_words)
-            if extra:
-                self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
-            finalised += extra
-        if finalised:
-            self._store_and_link(fragment.case_id, finalised, report)
+        extra = verbatim_units(fragment, finalised, self.settings.coverage_min_words) if self.settings.verbatim_fallback else []
+        if extra:
+            self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
+        if finalised or extra:
+            self._store_and_link(fragment.case_id, finalised, report, extra)
         return carried
 
     def _checked(self, unit: FTAUnit, fragment: Fragment) -> FTAUnit:
@@ -239,17 +237,25 @@ class Builder:
                                        max_tokens=self.settings.construction_max_tokens)
         return parse_coverage(reply, missing, fragment, written)
 
-    def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport) -> None:
+    def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport,
+                        verbatim: list[FTAUnit] = ()) -> None:
+        """Store a fragment's units and link the model-written ones. ``verbatim`` units (the
+        fallback's turns in their own words) are stored unlinked: they are the turns themselves,
+        and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B)."""
         if self.settings.merge_duplicates:
             units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
             for kept, dropped in merged:
                 self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
-        vectors = self.embedder.encode([retrieval_text(u) for u in units])
-        ids = self.store.add_units(case_id, units, vectors)
-        stored = [u.model_copy(update={"id": uid}) for u, uid in zip(units, ids)]
+        everything = [*units, *verbatim]
+        vectors = self.embedder.encode([retrieval_text(u) for u in everything])
+        ids = self.store.add_units(case_id, everything, vectors)
+        stored = [u.model_copy(update={"id": uid}) for u, uid in zip(everything, ids)]
         for unit in stored:
             report.units += 1
             self.progress(Event("unit_finalised", None, {"unit": unit.model_dump()}))
+        stored, vectors = stored[: len(units)], vectors[: len(units)]
+        if not stored:
+            return
         if self.settings.link_per_fragment:
             self._link(stored, vectors, report)
         else:  # the paper: one call per new unit

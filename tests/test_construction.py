@@ -320,6 +320,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
     assert unit2.fact.text == said[2].text  # third person already; nothing invented
     assert [e.data["turns"] for e in events if e.kind == "verbatim"][0] == [2]
+    assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
 
 
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):

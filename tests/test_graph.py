@@ -18,4 +18,6 @@ def test_graph_is_self_contained_and_escapes_dialogue_text():
     assert "\\u003c/script\\u003e\\u003cscript\\u003ealert(1)" in html
     assert html.count("</script>") == 2  # two script elements, vis-network and ours
     assert not re.search(r'(src|href)\s*=\s*["\']?https?:', html)  # nothing fetched from elsewhere
-    assert "default-src 'none'" in html and "textContent" in html
+    assert "default-src 'none'" in html
+    ours = html.rsplit("<script>", 1)[1]  # our script, after the inlined vis-network
+    assert "el.textContent = value" in ours and "innerHTML" not in ours  # tooltips set text, never markup

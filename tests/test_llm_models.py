@@ -39,7 +39,7 @@ def test_in_process_structured_call(model_path):
     records = []
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, recorder=records.append)
     value, record = llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=64)
-    assert value.emotion in ("exhausted", "joyful", "angry", "unknown")
+    assert value.emotion == "exhausted" and "Omar" in value.person  # read from the text, not just schema-valid
     assert value.hours_of_sleep == 4
     assert record.prompt_tokens > 20 and record.completion_tokens > 3 and record.seconds > 0
     assert records == [record] and record.backend == "embedded"

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, parse_candidates, parse_coverage, substantive, uncovered,
+                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, substantive, uncovered,
                          verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .linking import apply_updates, candidates
@@ -94,7 +94,7 @@ class Builder:
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include={
                 "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
-                "coverage_pass", "coverage_min_words", "speaker_check", "merge_duplicates", "duplicate_cosine",
+                "coverage_pass", "coverage_min_words", "turns_per_unit", "speaker_check", "merge_duplicates", "duplicate_cosine",
                 "ground_anchors", "verbatim_fallback", "link_per_fragment"})}))
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
@@ -187,7 +187,8 @@ class Builder:
         messages = load_prompt("extraction").messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             incomplete_memory=incomplete_memory_json(carried, keys), turns=render_turns(fragment.turns))
-        model = extraction_reply(keys, substantive(fragment.turns, self.settings.min_unit_words))
+        model = extraction_reply(keys, min_units(fragment.turns, self.settings.min_unit_words,
+                                                 self.settings.coverage_min_words, self.settings.turns_per_unit))
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)

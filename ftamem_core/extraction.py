@@ -65,21 +65,31 @@ class ExtractionReply(BaseModel):
 MAX_UNITS = 10  # per fragment; bounds a model that loops
 
 
-def reply_model(carried_keys: list[str], at_least_one: bool = False) -> type[ExtractionReply]:
+def reply_model(carried_keys: list[str], at_least_one: bool | int = False) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
-    ``at_least_one`` forbids an empty list: small models answer a substantive fragment with
-    ``[]`` when the schema allows it (seen with Qwen2.5-1.5B on the sample case).
+    ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
+    fragment with ``[]`` when the schema allows it (seen with Qwen2.5-1.5B on the sample case),
+    and the 1.5B wrote one unit for eleven LoCoMo turns holding three situations.
     """
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
     unit = create_model("UnitOut", __base__=UnitOut, completes=(allowed, "none"))
-    units = Field(..., min_length=1 if at_least_one else 0, max_length=MAX_UNITS)
+    units = Field(..., min_length=min(int(at_least_one), MAX_UNITS), max_length=MAX_UNITS)
     return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
 
 def substantive(turns: list[Turn], min_words: int) -> bool:
     """Enough words to hold a memory (filler-only fragments may yield no unit)."""
     return min_words > 0 and sum(len(t.text.split()) for t in turns) >= min_words
+
+
+def min_units(turns: list[Turn], min_words: int, turn_words: int, turns_per_unit: int) -> int:
+    """The fewest units a fragment's reply may hold: none for filler; else one, and one per
+    ``turns_per_unit`` of the person's turns of at least ``turn_words`` words (0: just one)."""
+    if not substantive(turns, min_words):
+        return 0
+    said = sum(1 for t in turns if t.role != "assistant" and len(t.text.split()) >= turn_words)
+    return max(1, said // turns_per_unit) if turns_per_unit else 1
 
 
 @dataclass

@@ -188,3 +188,14 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
         (12, "Thanks! Caroline also ran a charity race for mental health on Sunday.")]
     assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08
+
+
+def test_min_units_grows_with_the_persons_substantive_turns():
+    from ftamem_core.extraction import min_units
+    from ftamem_core.models import Turn
+    long = "I went to the clinic about my sleep and they changed my medication dose"
+    turns = [Turn(idx=i, role="user" if i % 2 == 0 else "assistant", speaker="A", text=long) for i in range(12)]
+    assert min_units(turns, 25, 6, 3) == 2  # six of the person's turns
+    assert min_units(turns, 25, 6, 0) == 1
+    assert min_units(turns[:1], 25, 6, 3) == 0  # under 25 words: filler may yield nothing
+    assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 25, 6, 3) == 4

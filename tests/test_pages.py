@@ -44,6 +44,9 @@ def app(tmp_path, monkeypatch):
     monkeypatch.setenv("FTAMEM_DB_PATH", str(db))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    # The script answers every extraction with one unit: ask for no more, and add no turn units.
+    monkeypatch.setenv("FTAMEM_TURNS_PER_UNIT", "0")
+    monkeypatch.setenv("FTAMEM_VERBATIM_FALLBACK", "false")
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()

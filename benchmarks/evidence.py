@@ -49,7 +49,8 @@ def prepare(args, settings) -> tuple[Store, str]:
         sys.exit(f"no case {args.case!r} in the file")
     if args.sessions:
         doc = doc.model_copy(update={"sessions": doc.sessions[: args.sessions]})
-    db = args.db or ROOT / "artifacts" / "evidence" / f"{doc.case.id}-s{args.sessions or 'all'}-{args.model}.db"
+    tag = "".join(f"-{name}={value}" for name, value in args.set)
+    db = args.db or ROOT / "artifacts" / "evidence" / f"{doc.case.id}-s{args.sessions or 'all'}-{args.model}{tag}.db"
     store = Store(db, index_config=settings.index)
     store.ingest([doc], on_exists="skip")
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)

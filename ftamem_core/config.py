@@ -122,6 +122,9 @@ class Settings(BaseModel):
     # units of one fragment with overlapping evidence and facts this similar are merged;
     merge_duplicates: bool = True
     duplicate_cosine: float = Field(0.92, gt=0.0, le=1.0)
+    # a model-written fact with less than fact_support of its word stems in its evidence is dropped;
+    ground_facts: bool = True
+    fact_support: float = Field(0.5, ge=0.0, le=1.0)
     # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
     ground_anchors: bool = True
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;

@@ -20,12 +20,13 @@ from typing import Any, Callable
 from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, substantive, uncovered,
+                         integrate, merge_duplicates, min_units, parse_candidates, span_turns, parse_coverage, substantive, uncovered,
                          verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .linking import apply_updates, candidates
 from .linking import render as render_links
 from .linking import reply_model as linking_reply
+from .grounding import support
 from .llm import LLM, LLMUnavailable, call_context
 from .longitudinal import apply as apply_longitudinal
 from .longitudinal import render as render_longitudinal
@@ -50,7 +51,7 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, coverage, verbatim, duplicate,
+    kind: str  # build_started, session_started, session_skipped, window, coverage, verbatim, duplicate, ungrounded,
     #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
@@ -94,7 +95,7 @@ class Builder:
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include={
                 "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
-                "coverage_pass", "coverage_min_words", "turns_per_unit", "speaker_check", "merge_duplicates", "duplicate_cosine",
+                "coverage_pass", "coverage_min_words", "turns_per_unit", "ground_facts", "fact_support", "speaker_check", "merge_duplicates", "duplicate_cosine",
                 "ground_anchors", "verbatim_fallback", "link_per_fragment"})}))
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
@@ -192,10 +193,12 @@ class Builder:
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
-        found = [(key, self._checked(u, fragment)) for key, u in parse_candidates(reply, fragment)]
+        completes = dict(zip(keys, carried))
+        found = [(key, self._checked(u, fragment, completes.get(key))) for key, u in parse_candidates(reply, fragment)]
         if self.settings.coverage_pass:
             found += [("none", self._checked(u, fragment))
-                      for u in self._cover(fragment, [u for _, u in found], session_turns)]
+                      for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
+        found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
@@ -208,15 +211,21 @@ class Builder:
             update={"session_id": fragment.session_id})})
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
-        extra = verbatim_units(fragment, finalised, self.settings.coverage_min_words) if self.settings.verbatim_fallback else []
+        extra = verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words) if self.settings.verbatim_fallback else []
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra)
         return carried
 
-    def _checked(self, unit: FTAUnit, fragment: Fragment) -> FTAUnit:
-        """The grounding checks beyond the paper, each behind its setting."""
+    def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
+        """The grounding checks beyond the paper, each behind its setting; None: dropped."""
+        if self.settings.ground_facts:
+            sources = [t.text for t in span_turns(unit, fragment.turns)] + ([completes.fact.text] if completes else [])
+            share = support(unit.fact.text, sources, self._speakers)
+            if share < self.settings.fact_support:
+                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "support": round(share, 2)}))
+                return None
         if self.settings.speaker_check:
             unit = correct_speaker(unit, fragment.turns, self._speakers)
         if self.settings.ground_anchors:

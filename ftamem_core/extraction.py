@@ -208,7 +208,7 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> 
     turn states that the resolver knows."""
     anchor = session_date(fragment.session_time)
     out = []
-    for turn in uncovered(fragment, units, min_words):
+    for turn in uncovered(fragment, units, min_words, partial_counts=True):
         text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
         text = text if len(text) <= 400 else text[:399].rsplit(" ", 1)[0] + "…"
         when = resolve(turn.text, anchor) or "unknown"
@@ -316,11 +316,12 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 # Coverage pass -----------------------------------------------------------------------------
 
-def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
+def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int, partial_counts: bool = False) -> list[Turn]:
     """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
-    evidence span covers. A partial unit does not count: it is construction context, not
-    retrievable memory, and stays so if nothing completes it before the session ends."""
-    covered = {i for u in units if u.construction_status != "partial"
+    evidence span covers. A partial unit counts only with ``partial_counts``: the coverage pass
+    wants final units; the verbatim fallback does not repeat what a partial unit holds (it ends
+    up retrievable, fused or still open at the end of the case)."""
+    covered = {i for u in units if partial_counts or u.construction_status != "partial"
                for i in range(u.evidence.start, u.evidence.end + 1)}
     return [t for t in fragment.turns
             if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words]

@@ -56,6 +56,12 @@ def anchored(text: str, sources: list[str], names: tuple[str, ...] | list[str] =
     return bool(_stems(text, names) & _stems(" ".join(sources), names))
 
 
+def support(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> float:
+    """The share of a fact's word stems (names aside) found in its sources."""
+    mine = _stems(text, names)
+    return len(mine & _stems(" ".join(sources), names)) / len(mine) if mine else 1.0
+
+
 _FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|myself)\b")
 
 

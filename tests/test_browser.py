@@ -53,14 +53,14 @@ def server(tmp_path_factory):
         session=Session(source_id="xss", time="2025-10-24"),
         turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]
         + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")]))
-    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0)).build("sample-daniel")
+    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)).build("sample-daniel")
     assert any("<script>" in u.fact.text for u in store.units("sample-daniel"))
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps(SCRIPT))
     port = free_port()
     env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
-           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false"}  # the script writes one unit a call
+           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}  # the script writes one unit a call
     url = f"http://127.0.0.1:{port}"
     yield from (url for _ in serve(
         [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),

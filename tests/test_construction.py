@@ -11,7 +11,7 @@ from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Tur
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-SETTINGS = load_settings(environ={}, min_fragment_turns=1)  # the detector's spans as they are
+SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
 
 
 def doc(sessions=2, turns=8):
@@ -401,3 +401,26 @@ def test_anchor_grounding_acts_with_its_setting(store, check):
     build(store, pipeline, settings=SETTINGS.with_overrides(ground_anchors=check, verbatim_fallback=False))
     (u,) = store.units("c1")
     assert (u.affect.intention_or_plan == "unknown") is check
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_fact_grounding_acts_with_its_setting(store, check):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [
+        unit("Caroline is researching adoption agencies for her family.", 0, 1),
+        unit("Melanie would love to support counseling for those with similar issues.", 2, 3)]}  # nowhere said
+    build(store, pipeline, settings=SETTINGS.with_overrides(ground_facts=check, verbatim_fallback=False))
+    texts = [u.fact.text for u in store.units("c1")]
+    assert texts[0].startswith("Caroline is researching") and len(texts) == (1 if check else 2)
+
+
+def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [
+        unit("Caroline is researching adoption agencies for her family this month.", 0, 1, status="partial")]}
+    build(store, pipeline)
+    spans = [(u.evidence.start, u.construction_status) for u in store.units("c1", None)]
+    assert (0, "partial") in spans and (0, "final") not in spans  # turn 0 is in the open partial unit
+    assert (2, "final") in spans  # turn 2 is in no unit: its own words

@@ -47,6 +47,7 @@ def app(tmp_path, monkeypatch):
     # The script answers every extraction with one unit: ask for no more, and add no turn units.
     monkeypatch.setenv("FTAMEM_TURNS_PER_UNIT", "0")
     monkeypatch.setenv("FTAMEM_VERBATIM_FALLBACK", "false")
+    monkeypatch.setenv("FTAMEM_GROUND_FACTS", "false")  # its fact is not in the turns
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
@@ -65,7 +66,7 @@ def open_page(page: str) -> AppTest:
 def built(db) -> Store:
     store = Store(db)
     ingest_file(store, SAMPLE)
-    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={})).build("sample-daniel")
+    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False)).build("sample-daniel")
     return store
 
 

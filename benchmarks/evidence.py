@@ -126,7 +126,8 @@ def main() -> None:
           f"model {args.model}")
     print(markdown_table(result["rows"]))
     print(f"\ngold evidence turns inside some unit: {result['gold turns in some unit']} ({result['coverage ceiling']}); "
-          f"turns covered {c['turns_covered']} of {c['turns']}; units {c['units']} (+{c['partial']} partial), "
+          f"turns covered {c['turns_covered']} of {c['turns']}; units {c['units']} (+{c['partial']} partial; "
+          f"{c['verbatim']} of them a turn's own words), "
           f"mean span {c['mean_span']} turns; types {c['types']}")
     print(f"misattributed {len(c['misattributed'])}; duplicate pairs {len(c['duplicates'])}; "
           f"ungrounded anchors {len(c['ungrounded_anchors'])}")

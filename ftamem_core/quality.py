@@ -5,13 +5,16 @@
 - duplicates: pairs of units with overlapping evidence whose facts' embeddings reach 0.92 cosine;
 - ungrounded anchors: feeling, intention, relations or summary sharing no word stem with the
   evidence turns (names aside);
-- coverage: the share of turns inside some unit's evidence span.
+- coverage: the share of turns inside some unit's evidence span;
+- verbatim: units that are one turn's own words (the ``verbatim_fallback``), told apart from the
+  model's units.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from .extraction import third_person
 from .grounding import anchored, misattributed
 from .models import FTAUnit, Turn
 from .store import Store
@@ -44,8 +47,11 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
                 if a.start <= b.end and b.start <= a.end and sims[i, j] >= duplicate_cosine:
                     duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
     covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
+    verbatim = [u.id for u in units if u.evidence.start == u.evidence.end and u.evidence.start in turns
+                and u.fact.text == third_person(turns[u.evidence.start].text.strip(), turns[u.evidence.start].speaker)]
     return {
         "units": sum(u.construction_status == "final" for u in units),
+        "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)
         "partial": sum(u.construction_status == "partial" for u in units),
         "turns": len(turns), "turns_covered": len(covered & set(turns)),
         "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / max(1, len(units)), 2),

@@ -1,0 +1,28 @@
+"""The unit checks the evidence benchmark counts."""
+
+from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+from ftamem_core.quality import unit_checks
+
+from conftest import make_unit
+from scripted import HashEmbedder
+
+EMB = HashEmbedder()
+
+
+def test_unit_checks_count_each_fault(store):
+    lines = [("Caroline", "I'm researching adoption agencies for my family."),
+             ("Melanie", "That is a big step, good luck!"),
+             ("Caroline", "I ran a charity race for mental health on Sunday.")]
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-05-08"), turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])])
+    units = [make_unit("c1", "Melanie is researching adoption agencies.", 0, 1),  # wrong speaker
+             make_unit("c1", "Caroline ran a charity race for mental health.", 2, 2),
+             make_unit("c1", "Caroline ran a charity race for mental health!", 2, 2),  # a duplicate
+             make_unit("c1", "Caroline ran a charity race for mental health on Sunday.", 2, 2)]  # verbatim
+    units[1].affect.intention_or_plan = "housewarming after the kitchen is done"  # ungrounded
+    store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    c = unit_checks(store, "c1", EMB)
+    assert c["misattributed"] == [1]
+    assert [(a, b) for a, b, _ in c["duplicates"]] == [(2, 3)]  # the "on Sunday" unit says more (cosine 0.88)
+    assert [(uid, name) for uid, name, _ in c["ungrounded_anchors"]] == [(2, "intention")]
+    assert c["verbatim"] == 1 and c["turns_covered"] == 3 and c["units"] == 4

@@ -102,6 +102,25 @@ def measure(store: Store, case_id: str, settings, embedder) -> dict:
     }
 
 
+def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
+    """Full asks as ``ftamem ask`` makes them (the case's K, the settings' budget), timed."""
+    import time
+
+    from ftamem_core.inference import ask
+
+    llm, embedder = make_llm(settings.llm, settings.model_dir), Embedder.from_settings(settings)
+    rows = []
+    for q, _ in answerable(store, case_id)[:n]:
+        started = time.perf_counter()
+        trace = ask(store, case_id, q.question, llm, embedder, settings)
+        rows.append({"question": q.question[:60], "seconds": round(time.perf_counter() - started, 1),
+                     "packet tokens": trace.packet_tokens,
+                     "prompt+completion tokens": sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.calls),
+                     "answer": trace.answer[:50], "gold": (q.answer or "")[:40]})
+        print(f"# {rows[-1]}", file=sys.stderr, flush=True)
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=sorted(DATA), default="locomo")
@@ -113,11 +132,15 @@ def main() -> None:
     p.add_argument("--rebuild", action="store_true", help="build from scratch even if the database holds a build")
     p.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
                    help="a setting for this run, e.g. verbatim_fallback=false")
+    p.add_argument("--ask", type=int, default=0, metavar="N",
+                   help="also time N full 'ask' calls (rewrite, retrieval, packet, answer) with the model")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     settings = load_settings(llm={"model": args.model}, **dict(args.set))
     store, case_id = prepare(args, settings)
     result = measure(store, case_id, settings, Embedder.from_settings(settings))
+    if args.ask:
+        result["ask"] = time_asks(store, case_id, settings, args.ask)
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -135,6 +158,8 @@ def main() -> None:
     print(f"construction: {cost.get('calls_per_turn')} calls and {cost.get('tokens_per_turn')} tokens per turn, "
           f"{cost.get('units_per_turn')} units per turn")
     print(markdown_table(result["stages"]))
+    if args.ask:
+        print(markdown_table(result["ask"]))
 
 
 if __name__ == "__main__":

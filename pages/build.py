@@ -96,12 +96,20 @@ def live() -> None:
         for unit in reversed(units[-8:]):
             unit_card(unit)
     with right:
-        st.subheader("Fusions, coverage, links")
-        for e in reversed([e for e in events if e.kind in ("fusion", "coverage", "link_added")][-12:]):
+        st.subheader("Fusions, checks, links")
+        kinds = ("fusion", "coverage", "verbatim", "duplicate", "ungrounded", "link_added")
+        for e in reversed([e for e in events if e.kind in kinds][-12:]):
+            # model text goes through st.text: shown as text, never as Markdown
             if e.kind == "fusion":
-                st.caption(f"fused: {e.data['fused']}")
+                st.text(f"fused: {e.data['fused']}")
             elif e.kind == "coverage":
                 st.caption(f"coverage pass for turns {', '.join(map(str, e.data['turns']))}")
+            elif e.kind == "verbatim":
+                st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.data['turns']))}")
+            elif e.kind == "duplicate":
+                st.text(f"merged a near-duplicate: {e.data['dropped']}")
+            elif e.kind == "ungrounded":
+                st.text(f"dropped, not in its turns ({e.data['support']:.0%} of its words): {e.data['fact']}")
             else:
                 link = e.data["link"]
                 st.caption(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})")

@@ -66,7 +66,9 @@ def measure(store: Store, case_id: str, settings, embedder) -> dict:
     categories = {"1", "2", "3", "4"} if store.get_case(case_id).source_format == "locomo" else None
     questions = answerable(store, case_id, categories)
     rag = TurnRAG(store, case_id, embedder)
-    covered = {i for u in store.units(case_id) for i in range(u.evidence.start, u.evidence.end + 1)}
+    # open partial units are retrievable (retrieve_open_partials), so they hold evidence too
+    status = None if settings.retrieve_open_partials else "final"
+    covered = {i for u in store.units(case_id, status) for i in range(u.evidence.start, u.evidence.end + 1)}
     gold_all = [g for _, g in questions]
     rows = []
 

@@ -369,49 +369,45 @@ def peers_doc():
         turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])
 
 
-@pytest.mark.parametrize("check", [True, False])
-def test_speaker_check_acts_with_its_setting(store, check):
+def peers_units(store, units, **settings):
+    """Build the peer dialogue with one scripted extraction reply and these settings (no verbatim
+    units, so what the reply became is all there is); the final units."""
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [
-        unit("Melanie is researching adoption agencies for her family.", 0, 1)]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(speaker_check=check, verbatim_fallback=False))
-    (u,) = store.units("c1")
+    pipeline.extraction = lambda m: {"memory_units": units}
+    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, **settings))
+    return store.units("c1")
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_speaker_check_acts_with_its_setting(store, check):
+    (u,) = peers_units(store, [unit("Melanie is researching adoption agencies for her family.", 0, 1)],
+                       speaker_check=check)
     assert u.fact.text.startswith("Caroline" if check else "Melanie")
 
 
 @pytest.mark.parametrize("check", [True, False])
 def test_duplicate_merging_acts_with_its_setting(store, check):
-    store.ingest([peers_doc()])
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [
-        unit("Caroline went to a support group meeting yesterday.", 2, 3),
-        unit("Caroline went to a support group meeting yesterday!", 2, 2)]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(merge_duplicates=check, verbatim_fallback=False))
-    assert len(store.units("c1")) == (1 if check else 2)
+    units = peers_units(store, [unit("Caroline went to a support group meeting yesterday.", 2, 3),
+                                unit("Caroline went to a support group meeting yesterday!", 2, 2)],
+                        merge_duplicates=check)
+    assert len(units) == (1 if check else 2)
 
 
 @pytest.mark.parametrize("check", [True, False])
 def test_anchor_grounding_acts_with_its_setting(store, check):
-    store.ingest([peers_doc()])
-    pipeline = Pipeline(seg_size=4)
     invented = unit("Caroline is researching adoption agencies.", 0, 1)
     invented["content"]["intention_or_plan"] = "housewarming after the kitchen is done"
-    pipeline.extraction = lambda m: {"memory_units": [invented]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(ground_anchors=check, verbatim_fallback=False))
-    (u,) = store.units("c1")
+    (u,) = peers_units(store, [invented], ground_anchors=check)
     assert (u.affect.intention_or_plan == "unknown") is check
 
 
 @pytest.mark.parametrize("check", [True, False])
 def test_fact_grounding_acts_with_its_setting(store, check):
-    store.ingest([peers_doc()])
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [
-        unit("Caroline is researching adoption agencies for her family.", 0, 1),
-        unit("Melanie would love to support counseling for those with similar issues.", 2, 3)]}  # nowhere said
-    build(store, pipeline, settings=SETTINGS.with_overrides(ground_facts=check, verbatim_fallback=False))
-    texts = [u.fact.text for u in store.units("c1")]
+    units = peers_units(store, [unit("Caroline is researching adoption agencies for her family.", 0, 1),
+                                unit("Melanie would love to support counseling for those with similar issues.", 2, 3)],
+                        ground_facts=check)  # the second is nowhere said
+    texts = [u.fact.text for u in units]
     assert texts[0].startswith("Caroline is researching") and len(texts) == (1 if check else 2)
 
 

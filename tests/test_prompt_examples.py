@@ -52,3 +52,9 @@ def test_no_prompt_shares_a_six_word_phrase_with_the_data(data_text):
         mine = words(prompt.read_text(encoding="utf-8"))
         shared = {" ".join(mine[i : i + 6]) for i in range(len(mine) - 5)} & seen
         assert not shared, f"{prompt.name} shares {sorted(shared)[:3]} with the data"
+
+
+def test_partial_means_underspecified_as_in_the_paper():
+    for name in ("extraction", "coverage"):
+        text = " ".join((ROOT / "prompts" / f"{name}.md").read_text(encoding="utf-8").split())
+        assert "underspecified" in text and "continues beyond" not in text, name

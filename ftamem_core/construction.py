@@ -20,13 +20,13 @@ from typing import Any, Callable
 from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, span_turns, parse_coverage, substantive, uncovered,
+                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, span_turns, uncovered,
                          verbatim_units)
 from .extraction import reply_model as extraction_reply
+from .grounding import support
 from .linking import apply_updates, candidates
 from .linking import render as render_links
 from .linking import reply_model as linking_reply
-from .grounding import support
 from .llm import LLM, LLMUnavailable, call_context
 from .longitudinal import apply as apply_longitudinal
 from .longitudinal import render as render_longitudinal
@@ -37,6 +37,14 @@ from .prompts import load_prompt
 from .representation import retrieval_text
 from .segmentation import SegmentationReply, Span, merge_short, render_turns, segment_session, to_segments
 from .store import Store, StoreError
+
+
+# The settings that shape a build, kept with its record.
+BUILD_SETTINGS = {
+    "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
+    "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
+    "fact_support", "speaker_check", "ground_anchors", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
+}
 
 
 class BuildError(StoreError):
@@ -93,10 +101,7 @@ class Builder:
                              f"rebuild it from scratch to use {segmentation}")
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
-            settings={"window": window, **self.settings.model_dump(include={
-                "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
-                "coverage_pass", "coverage_min_words", "turns_per_unit", "ground_facts", "fact_support", "speaker_check", "merge_duplicates", "duplicate_cosine",
-                "ground_anchors", "verbatim_fallback", "link_per_fragment"})}))
+            settings={"window": window, **self.settings.model_dump(include=BUILD_SETTINGS)}))
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
@@ -211,7 +216,8 @@ class Builder:
             update={"session_id": fragment.session_id})})
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
-        extra = verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words) if self.settings.verbatim_fallback else []
+        extra = (verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words)
+                 if self.settings.verbatim_fallback else [])
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
         if finalised or extra:

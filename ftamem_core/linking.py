@@ -9,7 +9,6 @@ lifecycle status and completeness the model gave, and its updated time from the 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Literal
 

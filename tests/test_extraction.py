@@ -154,7 +154,7 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
 
 
 def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
-    from ftamem_core.extraction import (Fragment, correct_speaker, ground_anchors, merge_duplicates, to_unit,
+    from ftamem_core.extraction import (Fragment, correct_speaker, ground_anchors, merge_duplicates,
                                         verbatim_units)
     from ftamem_core.models import Turn
     from scripted import HashEmbedder, unit as unit_json

@@ -149,9 +149,7 @@ class Settings(BaseModel):
         """The settings' ablations with a preset's switched on as well (a preset only adds)."""
         if preset is None:
             return self.ablations
-        on = {k for k, v in {**self.ablations.model_dump(), **preset.model_dump()}.items()
-              if getattr(self.ablations, k) or getattr(preset, k)}
-        return Ablations(**{k: True for k in on})
+        return Ablations(**{k: getattr(self.ablations, k) or getattr(preset, k) for k in Ablations.model_fields})
 
     def with_overrides(self, **changes: Any) -> "Settings":
         """A copy with top-level changes; ``llm`` may be a dict of LLM field changes."""

@@ -113,8 +113,9 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
-        packet.semantic = _relevant(store.semantic(case_id), [e.text for e in store.semantic(case_id)],
-                                    packet.unit_ids(), relevance, floor, auxiliary_limit)
+        semantic = store.semantic(case_id)
+        packet.semantic = _relevant(semantic, [e.text for e in semantic], packet.unit_ids(), relevance, floor,
+                                    auxiliary_limit)
         support = store.support(case_id)
         packet.support = _relevant(support, [f"{e.strategy}: {e.outcome}. {e.text}" for e in support],
                                    packet.unit_ids(), relevance, floor, auxiliary_limit)

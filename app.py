@@ -53,7 +53,7 @@ with st.sidebar:
                 except Exception as e:  # any backend failure is shown, not raised
                     st.error(str(e).splitlines()[0] if str(e) else e.__class__.__name__)
     cfg = ui.llm_config()
-    st.caption(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else ""))
+    st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
     with st.expander("Settings in force"):
         st.json(s.model_dump(exclude={"llm"}) | {"llm": cfg.model_dump(exclude={"api_key"})}, expanded=False)
 

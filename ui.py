@@ -3,6 +3,8 @@ process (st.cache_resource); the active case and the chosen backend live in the 
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from ftamem_core.config import LLMConfig, Settings, load_settings
@@ -12,6 +14,14 @@ from ftamem_core.llm import LLM, make_llm
 from ftamem_core.store import Store
 
 SAMPLE_CASE = "data/sample_case.json"
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: object) -> str:
+    """Text for a place Streamlit renders as Markdown (labels, captions): every Markdown and
+    HTML character escaped, so dialogue or model text cannot become a link, image or format."""
+    return _MARKDOWN.sub(r"\\\1", str(text))
 
 
 @st.cache_resource

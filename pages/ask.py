@@ -31,19 +31,18 @@ if st.button("Ask", type="primary", disabled=not question.strip()):
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
     st.subheader("Answer")
-    st.markdown(f"> {trace.answer}")
+    st.text(trace.answer)
     units = {u.id: u for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]}
     for uid in trace.cited_unit_ids:
         if uid in units:
-            with st.expander(f"m{uid}: {units[uid].fact.text}"):
+            with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}")):
                 for t in trace.packet.sources.get(uid, []):
-                    st.markdown(f"**[{t.idx}] {t.speaker or t.role}**")
-                    st.text(t.text)
-    st.caption(f"packet {trace.packet_tokens} tokens · " + " · ".join(
+                    st.text(f"[{t.idx}] {t.speaker or t.role}: {t.text}")
+    st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
         f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
-        + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items()))
+        + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
     st.subheader("Rewritten query and cues")
-    st.write(trace.query)
+    st.text(trace.query)
     st.json(trace.cues.model_dump())
     st.subheader("Scored candidates")
     st.dataframe(trace.candidates, hide_index=True)

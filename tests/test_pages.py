@@ -32,7 +32,7 @@ SCRIPT = {
     "longitudinal": {"semantic": [], "support": []},
     "rewrite": {"query": "Daniel father care home", "people": ["Daniel"], "time_expressions": [],
                 "content_types": ["event"], "affect_terms": []},
-    "answer": {"answer": "October 3, 2025", "cited_unit_ids": []},
+    "answer": {"answer": "October 3, 2025 ![x](//example.invalid/p.png)", "cited_unit_ids": []},
 }
 
 
@@ -152,5 +152,12 @@ def test_ask_page_shows_answer_and_trace(app):
     at.text_input[0].set_value("When did Daniel's father move into a care home?").run()
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not at.exception
-    assert any("October 3, 2025" in m.value for m in at.markdown)
+    assert any("October 3, 2025 ![x](//example.invalid/p.png)" in t.value for t in at.text)  # shown as text
+    rendered = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.label for e in at.expander]
+    assert not any("](//example.invalid" in v for v in rendered)  # never as a Markdown image
     assert any(h.value == "Scored candidates" for h in at.subheader)
+
+
+def test_plain_escapes_markdown_and_html():
+    import ui
+    assert ui.plain("![x](//h/p.png) <b>*b*</b>") == r"\!\[x\]\(//h/p\.png\) \<b\>\*b\*\</b\>"

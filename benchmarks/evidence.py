@@ -72,12 +72,14 @@ def measure(store: Store, case_id: str, settings, embedder) -> dict:
     gold_all = [g for _, g in questions]
     rows = []
 
+    vectors = embedder.encode([q.question for q, _ in questions]) if questions else []
+
     def row(label: str, k: int, budget: int):
         fta_p = fta_t = rag_r = fta_tok = rag_tok = 0.0
-        for q, gold in questions:
-            shown = fta_packet(store, case_id, q.question, embedder, settings, k, budget)
+        for (q, gold), vector in zip(questions, vectors):
+            shown = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget)
             p, t = shown.recall(gold)
-            base = rag.packet(embedder.encode([q.question])[0], None if budget else k, budget)
+            base = rag.packet(vector, None if budget else k, budget)
             fta_p, fta_t, fta_tok = fta_p + p, fta_t + t, fta_tok + shown.tokens
             rag_r, rag_tok = rag_r + base.recall(gold)[0], rag_tok + base.tokens
         n = max(1, len(questions))

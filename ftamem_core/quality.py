@@ -14,25 +14,21 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .extraction import third_person
+from .extraction import span_turns, third_person
 from .grounding import anchored, misattributed
-from .models import FTAUnit, Turn
 from .store import Store
 
 
-def _span(unit: FTAUnit, turns: dict[int, Turn]) -> list[Turn]:
-    return [turns[i] for i in range(unit.evidence.start, unit.evidence.end + 1) if i in turns]
-
-
 def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 0.92) -> dict:
-    turns = {t.idx: t for t in store.turns(case_id)}
+    turn_list = store.turns(case_id)
+    turns = {t.idx: t for t in turn_list}
     units = store.units(case_id, construction_status=None)
     speakers = sorted({t.speaker for t in turns.values() if t.speaker and t.role != "assistant"})
     wrong_speaker = [u.id for u in units
-                     if misattributed(u.fact.text, [t for t in _span(u, turns) if t.role != "assistant"], speakers)]
+                     if misattributed(u.fact.text, [t for t in span_turns(u, turn_list) if t.role != "assistant"], speakers)]
     ungrounded = []
     for u in units:
-        sources = [t.text for t in _span(u, turns)]
+        sources = [t.text for t in span_turns(u, turn_list)]
         for name, value in (("summary", u.fact.summary), ("feeling", u.affect.emotion_or_state),
                             ("intention", u.affect.intention_or_plan), ("relations", u.affect.relation_cues)):
             if not anchored(value, sources, speakers):

@@ -298,13 +298,16 @@ class Store:
             self.vectors.add(case_id, ids, vectors, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
         return ids
 
-    def delete_units(self, case_id: str, ids: list[int]) -> None:
-        """Remove units (their links go with them) in one transaction, and their vectors."""
+    def delete_units(self, case_id: str, ids: list[int]) -> int:
+        """Remove units (their links go with them) in one transaction, and their vectors; returns
+        how many were there."""
         if not ids:
-            return
+            return 0
         with self.transaction():
-            self.conn.executemany("DELETE FROM units WHERE case_id = ? AND id = ?", [(case_id, i) for i in ids])
+            gone = sum(self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
+                       for i in ids)
         self.vectors.remove(case_id, ids)
+        return gone
 
     def get_unit(self, case_id: str, unit_id: int) -> FTAUnit:
         rows = self._rows("SELECT * FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
@@ -392,11 +395,8 @@ class Store:
         return self.get_unit(case_id, unit_id)
 
     def delete_unit(self, case_id: str, unit_id: int) -> None:
-        with self.transaction():
-            cur = self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
-            if cur.rowcount == 0:
-                raise NotFound(f"no unit {unit_id} in case {case_id!r}")
-        self.vectors.remove(case_id, [unit_id])
+        if self.delete_units(case_id, [unit_id]) == 0:
+            raise NotFound(f"no unit {unit_id} in case {case_id!r}")
 
     def vector_ids(self, case_id: str) -> set[int]:
         return {r["unit_id"] for r in self._rows("SELECT unit_id FROM unit_vectors WHERE case_id = ?", (case_id,))}

@@ -70,14 +70,13 @@ class TurnRAG:
         return Shown(set(chosen), set(chosen), used)
 
 
-def fta_packet(store: Store, case_id: str, question: str, embedder, settings: Settings,
+def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarray, embedder, settings: Settings,
                k: int, budget: int, preset: str = "no_rewrite") -> Shown:
-    """The packet the method builds for ``question`` without the rewrite call (cues read off the
-    question), cut to ``budget`` tokens (0: all of it)."""
+    """The packet the method builds for ``question`` (embedded as ``query_vector``) without the
+    rewrite call (cues read off the question), cut to ``budget`` tokens (0: all of it)."""
     ab: Ablations = settings.combined(PRESETS[preset])
     last = next((s.time for s in reversed(store.sessions(case_id)) if s.time), None)
     cues = heuristic_cues(question, last)
-    query_vector = embedder.encode([question])[0]
     scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
                               pool=settings.candidate_pool, ablations=ab, score_all_below=settings.score_all_below,
                               open_partials=settings.retrieve_open_partials)

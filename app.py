@@ -15,9 +15,11 @@ page = st.navigation({
         st.Page("pages/memory.py", title="Memory"),
         st.Page("pages/graph.py", title="Graph"),
         st.Page("pages/ask.py", title="Ask"),
+        st.Page("pages/privacy.py", title="Privacy"),
     ],
-    # Audit, Privacy and Evaluate pages come with their issues.
+    # Audit and Evaluate pages come with their issues.
 })
+ui.purge_expired()
 
 
 def use_backend() -> None:

@@ -10,7 +10,8 @@ import streamlit as st
 from ftamem_core.config import LLMConfig, Settings, load_settings
 from ftamem_core.embeddings import Embedder
 from ftamem_core.jobs import JobRegistry
-from ftamem_core.llm import LLM, make_llm
+from ftamem_core import privacy
+from ftamem_core.llm import LLM, forget_prompts, make_llm
 from ftamem_core.store import Store
 
 SAMPLE_CASE = "data/sample_case.json"
@@ -39,6 +40,12 @@ def active_store() -> Store:
 
 
 @st.cache_resource
+def purge_expired() -> list[str]:
+    """Retention is enforced when the app starts (once per process)."""
+    return privacy.purge_expired(active_store(), settings().retention_days)
+
+
+@st.cache_resource
 def embedder() -> Embedder:
     return Embedder.from_settings(settings())
 
@@ -59,7 +66,11 @@ def llm() -> LLM:
 
 @st.cache_resource
 def jobs() -> JobRegistry:
-    return JobRegistry()
+    registry = JobRegistry()
+    # An erased case leaves nothing in this process: its build's events, cached prompt states.
+    privacy.on_erase.append(registry.forget)
+    privacy.on_erase.append(lambda case_id: forget_prompts())
+    return registry
 
 
 def choose_case(case_id: str) -> None:
@@ -70,6 +81,10 @@ def choose_case(case_id: str) -> None:
 def case_selector() -> None:
     """The sidebar's active-case selector (rendered before the page, so pages never set it directly)."""
     ids = [c["id"] for c in active_store().list_cases()]
+    jobs()  # registers the erase hooks before any page can erase
+    trace = st.session_state.get("trace")
+    if trace is not None and trace.case_id not in ids:  # erased in another tab or process
+        del st.session_state["trace"]
     if "_next_case" in st.session_state:
         st.session_state["case_id"] = st.session_state.pop("_next_case")
     if st.session_state.get("case_id") not in ids:

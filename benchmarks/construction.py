@@ -31,7 +31,8 @@ from ftamem_core.store import Store  # noqa: E402
 def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
-        outcome = ingest_file(store, file, only=[case_id] if case_id else None)
+        outcome = ingest_file(store, file, only=[case_id] if case_id else None, consent_by="benchmark",
+                              consent_note="public research dataset")
         case = next(iter(outcome))
         llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
         started = time.perf_counter()

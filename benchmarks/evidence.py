@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ftamem_core import consent  # noqa: E402
 from ftamem_core.bench import markdown_table  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
 from ftamem_core.construction import Builder  # noqa: E402
@@ -53,6 +54,8 @@ def prepare(args, settings) -> tuple[Store, str]:
     db = args.db or ROOT / "artifacts" / "evidence" / f"{doc.case.id}-s{args.sessions or 'all'}-{args.model}{tag}.db"
     store = Store(db, index_config=settings.index)
     store.ingest([doc], on_exists="skip")
+    if not consent.granted(store, doc.case.id):
+        consent.record(store, doc.case.id, "granted", "benchmark", "public research dataset")
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     report = Builder(store, llm, Embedder.from_settings(settings), settings,
                      progress=lambda e: e.kind == "session_done" and print(f"# session {e.session} built", file=sys.stderr,

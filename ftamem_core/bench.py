@@ -63,6 +63,7 @@ def fill(store: Store, case_id: str, n: int, rng: np.random.Generator, centres: 
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             conn.executemany("INSERT INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
                              [(i + 1, case_id, vectors[i].tobytes()) for i in range(start, min(n, start + batch))])
+        store.new_vector_token(case_id)
         src = rng.integers(2, n + 1, n // 2)
         dst = np.maximum(1, src - rng.integers(1, 1000, len(src)))
         conn.executemany("INSERT OR IGNORE INTO links (case_id, source, target, relation, confidence, created_at)"
@@ -94,7 +95,7 @@ def bench_retrieval(units: int, queries: int = 200, k: int = 25, seed: int = 0,
         started = time.perf_counter()
         index = store.index("bench")
         build_seconds = time.perf_counter() - started
-        index_mb = store.vectors.path("bench").stat().st_size / 2**20
+        index_mb = store.index_path("bench").stat().st_size / 2**20
         q = synthetic_vectors(queries, rng, centres)
         truth = exact_top(vectors, q, k)
         found = np.stack([index.search(v, k)[1] for v in q])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
 from pydantic import ValidationError
@@ -44,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     exists.add_argument("--replace", action="store_true", help="replace cases already stored")
     exists.add_argument("--skip-existing", action="store_true", help="leave cases already stored as they are")
     c.add_argument("--case", action="append", dest="cases", metavar="ID", help="only this case (repeatable)")
+    c.add_argument("--consent", choices=["granted"], help="record consent for every case in the file")
+    c.add_argument("--by", help="who records the consent (with --consent)")
+    c.add_argument("--note", default="", help="the consent's note, e.g. 'public research dataset'")
+    c.add_argument("--retention-days", type=int, help="erase these cases this many days after ingest")
     command("cases", "list the cases")
     c = command("sessions", "list a case's sessions")
     c.add_argument("case")
@@ -78,6 +81,29 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--k", type=int, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)")
     c.add_argument("--preset", choices=sorted(PRESETS),
                    help="one ablation, added to the settings' [ablations] (default: the settings alone)")
+    c = command("consent", "show or record a case's consent to keep memory")
+    c.add_argument("case")
+    c.add_argument("action", choices=["grant", "withdraw", "show"])
+    c.add_argument("--by", help="who records it (default: your user name)")
+    c.add_argument("--note", default="")
+    c = command("export", "write everything stored about a case as one JSON document")
+    c.add_argument("case")
+    c.add_argument("--out", help="file to write (owner-only); default: standard output")
+    c = command("import", "restore a case from an export into a store that does not hold it")
+    c.add_argument("file")
+    for name, what in (("delete-unit", "a memory unit (its vector, links, history text, derived entries)"),
+                       ("delete-link", "a temporal link")):
+        c = command(name, f"delete {what}")
+        c.add_argument("case")
+        c.add_argument("id", type=int)
+        c.add_argument("--reason", required=True, help="why (kept in the history, unlike the deleted text)")
+        c.add_argument("--by", help="who (default: your user name)")
+    c = command("erase", "erase a case and everything derived from it, for good")
+    c.add_argument("case")
+    c.add_argument("--yes", action="store_true", help="do not ask (required when not in a terminal)")
+    c.add_argument("--by", help="who (default: your user name)")
+    c.add_argument("--reason", default="")
+    command("purge-expired", "erase the cases past their retention period and print them")
     return p
 
 
@@ -93,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = settings_from(args)
+        if args.command != "purge-expired":
+            _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
     except (LoadError, StoreError, ModelFileError, OSError) as e:
         return _fail(str(e))
@@ -134,12 +162,33 @@ def _open(settings: Settings) -> Store:
     return Store(settings.db_path, index_config=settings.index)
 
 
+def _who(args) -> str:
+    import getpass
+
+    return args.by or getpass.getuser()
+
+
+def _purge_expired(settings: Settings) -> None:
+    """Retention is enforced whenever a command starts (on an existing store)."""
+    from pathlib import Path
+
+    from .privacy import purge_expired
+
+    if Path(settings.db_path).exists():
+        for case_id in purge_expired(_open(settings), settings.retention_days):
+            print(f"ftamem: erased case {case_id!r}: its retention period is over", file=sys.stderr)
+
+
 def cmd_ingest(args, settings: Settings):
     from .ingest import ingest_file
 
     on_exists = "replace" if args.replace else "skip" if args.skip_existing else "refuse"
+    if args.consent and not args.by:
+        raise StoreError("say who records the consent: --by NAME")
     store = _open(settings)
-    outcome = ingest_file(store, args.file, args.format, on_exists, args.cases, settings.max_turn_chars)
+    outcome = ingest_file(store, args.file, args.format, on_exists, args.cases, settings.max_turn_chars,
+                          consent_by=args.by if args.consent else None, consent_note=args.note,
+                          retention_days=args.retention_days)
     counts = {c["id"]: c for c in store.list_cases()}
     data = [{"id": cid, "result": what, "sessions": counts[cid]["sessions"], "turns": counts[cid]["turns"],
              "questions": counts[cid]["questions"]} for cid, what in outcome.items()]
@@ -276,6 +325,83 @@ def cmd_ask(args, settings: Settings):
     return data, "\n".join(lines)
 
 
+def cmd_consent(args, settings: Settings):
+    from . import consent
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    if args.action != "show":
+        consent.record(store, args.case, consent.ACTIONS[args.action], _who(args), args.note)
+    rows = consent.log(store, args.case)
+    current = consent.state(store, args.case)
+    return {"case": args.case, **current, "log": rows}, (
+        f"consent {current['state']}" + (f" (by {current['who']}, {current['at']})" if current["at"] else "")
+        + "\n" + _table(rows, ["at", "state", "who", "note"]))
+
+
+def cmd_export(args, settings: Settings):
+    from .privacy import export_case, write_export
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    if args.out is None:
+        print(json.dumps(export_case(store, args.case), ensure_ascii=False, indent=1))
+        return None
+    path = write_export(store, args.case, args.out)
+    return {"case": args.case, "file": str(path)}, f"wrote {path} (readable by you only)"
+
+
+def cmd_import(args, settings: Settings):
+    from .privacy import case_counts, read_import
+
+    store = _open(settings)
+    case_id = read_import(store, args.file)
+    counts = case_counts(store, case_id)
+    return {"case": case_id, "counts": counts}, f"imported case {case_id!r}: " + ", ".join(
+        f"{n} {t}" for t, n in counts.items() if n)
+
+
+def cmd_delete_unit(args, settings: Settings):
+    from .editing import delete_unit
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    delete_unit(store, args.case, args.id, _who(args), args.reason)
+    return {"case": args.case, "deleted_unit": args.id}, f"deleted unit m{args.id}"
+
+
+def cmd_delete_link(args, settings: Settings):
+    from .editing import delete_link
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    delete_link(store, args.case, args.id, _who(args), args.reason)
+    return {"case": args.case, "deleted_link": args.id}, f"deleted link {args.id}"
+
+
+def cmd_erase(args, settings: Settings):
+    from .privacy import erase_case
+
+    store = _open(settings)
+    _require_case(store, args.case)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise StoreError("erase asks for confirmation: pass --yes when not in a terminal")
+        typed = input(f"Erase case {args.case!r} and everything derived from it, for good? Type its id to confirm: ")
+        if typed != args.case:
+            raise StoreError("not confirmed; nothing was erased")
+    counts = erase_case(store, args.case, _who(args), args.reason)
+    return {"case": args.case, "erased": counts}, f"erased case {args.case!r}: " + ", ".join(
+        f"{n} {t}" for t, n in counts.items() if n)
+
+
+def cmd_purge_expired(args, settings: Settings):
+    from .privacy import purge_expired
+
+    gone = purge_expired(_open(settings), settings.retention_days)
+    return {"erased": gone}, "\n".join(f"erased {c}" for c in gone) or "no case past its retention period"
+
+
 def cmd_bench(args, settings: Settings):
     from .bench import bench_retrieval
 
@@ -296,4 +422,11 @@ COMMANDS = {
     "cost": cmd_cost,
     "ask": cmd_ask,
     "bench": cmd_bench,
+    "consent": cmd_consent,
+    "export": cmd_export,
+    "import": cmd_import,
+    "delete-unit": cmd_delete_unit,
+    "delete-link": cmd_delete_link,
+    "erase": cmd_erase,
+    "purge-expired": cmd_purge_expired,
 }

@@ -133,6 +133,9 @@ class Settings(BaseModel):
     link_per_fragment: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
+    # Privacy: a case with no retention of its own is erased this many days after it was
+    # ingested (None: kept until erased by hand); checked when the app or a command starts.
+    retention_days: int | None = Field(None, ge=1)
     # Models
     model_dir: str = str(PROJECT_ROOT / ".cache" / "models")
     embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2

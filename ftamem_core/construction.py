@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import consent
 from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
@@ -76,6 +77,7 @@ class BuildReport:
     links: int = 0
     fusions: int = 0
     seconds: float = 0.0
+    error: str = ""  # why a build stopped
 
 
 class Builder:
@@ -92,6 +94,8 @@ class Builder:
         segmentation = segmentation or self.settings.segmentation
         window = window or self.settings.window_size
         case = self.store.get_case(case_id)
+        consent.require(self.store, case_id)
+        self._case_id = case_id
         if from_scratch:
             self.store.clear_case_memory(case_id)
         done = self.store.done_sessions(case_id)
@@ -119,8 +123,8 @@ class Builder:
                     self._session(case.id, session, segmentation, window, build.id, report)
                     report.sessions_built += 1
                     current = None
-        except BuildStopped:
-            report.status = "stopped"
+        except BuildStopped as e:
+            report.status, report.error = "stopped", str(e)
             if current is not None:
                 self.store.clear_session_memory(case_id, current.id)
         except LLMUnavailable as e:
@@ -132,7 +136,7 @@ class Builder:
         else:
             report.status = "done"
         report.seconds = time.perf_counter() - started
-        self.store.finish_build(build.id, report.status)
+        self.store.finish_build(build.id, report.status, report.error)
         self.progress(Event("build_done", data={"status": report.status, "units": report.units,
                                                  "links": report.links, "seconds": round(report.seconds, 1)}))
         return report
@@ -177,7 +181,9 @@ class Builder:
 
     def _check_stop(self) -> None:
         if self.stop.is_set():
-            raise BuildStopped()
+            raise BuildStopped("stopped by the user")
+        if not consent.granted(self.store, self._case_id):  # withdrawn in any tab or process
+            raise BuildStopped("consent withdrawn")
 
     def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
         messages = load_prompt("segmentation").messages(session_time=session.time or session.time_text or "unknown",

@@ -67,7 +67,15 @@ def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: in
     return updated
 
 
+def _require_reason(reason: str) -> None:
+    if not reason.strip():
+        raise StoreError("say why it is deleted (the reason is kept; the deleted text is not)")
+
+
 def delete_unit(store: Store, case_id: str, unit_id: int, who: str, reason: str) -> None:
+    """Delete a unit with its vector, links, history text and the entries derived from it
+    (Store.delete_units); the history keeps who, when and why."""
+    _require_reason(reason)
     with store.transaction():
         store.delete_unit(case_id, unit_id)
         _record(store, case_id, "unit", unit_id, "delete", who, reason)
@@ -93,7 +101,18 @@ def retype_link(store: Store, case_id: str, link_id: int, relation: str, who: st
     return new
 
 
+def delete_session_memory(store: Store, case_id: str, session_id: int, who: str, reason: str) -> int:
+    """Delete what was built from one session (its units and everything derived from them, its
+    segments); the turns stay, so a later build builds it again. Returns how many units went."""
+    _require_reason(reason)
+    with store.transaction():
+        gone = store.clear_session_memory(case_id, session_id)
+        _record(store, case_id, "session", session_id, "delete_memory", who, reason, new=len(gone))
+    return len(gone)
+
+
 def delete_link(store: Store, case_id: str, link_id: int, who: str, reason: str) -> None:
+    _require_reason(reason)
     with store.transaction():
         store.delete_link(case_id, link_id)
         _record(store, case_id, "link", link_id, "delete", who, reason)

@@ -7,19 +7,34 @@ from pathlib import Path
 from .loaders import Format, LoadError, load_file, transcript
 from .loaders.common import Reader, parse_time
 from .models import Session, SessionDocument, Turn
-from .store import OnExists, Store
+from . import consent
+from .store import OnExists, Store, StoreError
 
 
 def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",
-                only: list[str] | None = None, max_turn_chars: int = 100_000) -> dict[str, str]:
-    """Returns {case id: "added" | "replaced" | "skipped"}; raises LoadError or StoreError."""
+                only: list[str] | None = None, max_turn_chars: int = 100_000, consent_by: str | None = None,
+                consent_note: str = "", retention_days: int | None = None) -> dict[str, str]:
+    """Returns {case id: "added" | "replaced" | "skipped"}; raises LoadError or StoreError.
+
+    With ``consent_by``, consent is recorded as granted by that person for every case written
+    (public research data); with ``retention_days``, those cases are erased that many days on."""
     docs = load_file(path, fmt, max_turn_chars=max_turn_chars)
     if only:
         missing = set(only) - {d.case.id for d in docs}
         if missing:
             raise LoadError(path, "", f"no case {', '.join(sorted(missing))} in the file")
         docs = [d for d in docs if d.case.id in only]
-    return store.ingest(docs, on_exists=on_exists)
+    if retention_days is not None:
+        if retention_days < 1:
+            raise StoreError("retention is a number of days from 1 up")
+        docs = [d.model_copy(update={"case": d.case.model_copy(update={"retention_days": retention_days})})
+                for d in docs]
+    with store.transaction():  # the cases and their consent, or nothing
+        outcome = store.ingest(docs, on_exists=on_exists)
+        written = [c for c, what in outcome.items() if what != "skipped"]
+        if consent_by is not None and written:
+            consent.record(store, written, "granted", consent_by, consent_note)
+    return outcome
 
 
 def parse_pasted_session(text: str, session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:

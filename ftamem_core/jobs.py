@@ -56,6 +56,15 @@ class JobRegistry:
     def get(self, case_id: str) -> BuildJob | None:
         return self._jobs.get(case_id)
 
+    def forget(self, case_id: str) -> None:
+        """Stop the case's build and drop its events (they hold units' text): erasure."""
+        with self._lock:
+            job = self._jobs.pop(case_id, None)
+        if job is not None:
+            job.stop()
+            job.events.clear()
+            job.report = None
+
     def start(self, job: BuildJob) -> BuildJob:
         with self._lock:
             current = self._jobs.get(job.case_id)

@@ -189,6 +189,19 @@ def _llama(path: Path, config: LLMConfig) -> tuple[Any, threading.Lock]:
         return _LOADED[key]
 
 
+def forget_prompts() -> int:
+    """Drop every cached prompt state and the current context of the loaded embedded models
+    (erasure: a cached prompt holds dialogue text). Returns how many models were cleared."""
+    with _LOADING:
+        loaded = list(_LOADED.values())
+    for model, lock in loaded:
+        with lock:
+            if model.cache is not None:
+                model.cache.cache_state.clear()
+            model.reset()
+    return len(loaded)
+
+
 def _prefix_cache(capacity_bytes: int):
     """llama-cpp's RAM cache of prompt states, keeping one row of logits per state instead of
     n_batch rows (151,936 floats a row for Qwen2.5: 311 MB per state, not counted against the

@@ -212,8 +212,96 @@ def _history() -> str:
     """
 
 
+@migration("0004_privacy")
+def _privacy() -> str:
+    # Unit and link ids are never reused (AUTOINCREMENT): a new unit must not inherit a deleted
+    # one's history, citations or vector. SQLite cannot add AUTOINCREMENT in place, so both tables
+    # are rebuilt (foreign keys are off while this migration runs; see REBUILDS).
+    return """
+    CREATE TABLE units_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        session_id INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
+        fact_text TEXT NOT NULL,
+        summary TEXT NOT NULL DEFAULT '',
+        content_type TEXT NOT NULL,
+        participants TEXT NOT NULL DEFAULT '[]',
+        dialogue_time TEXT,
+        event_time TEXT NOT NULL DEFAULT 'unknown',
+        event_time_expression TEXT NOT NULL DEFAULT '',
+        time_orientation TEXT NOT NULL DEFAULT 'unknown',
+        completion TEXT NOT NULL DEFAULT 'unknown',
+        emotion_or_state TEXT NOT NULL DEFAULT 'unknown',
+        intention_or_plan TEXT NOT NULL DEFAULT 'unknown',
+        relation_cues TEXT NOT NULL DEFAULT 'unknown',
+        evidence_start INTEGER NOT NULL,
+        evidence_end INTEGER NOT NULL,
+        evidence_time TEXT,
+        construction_status TEXT NOT NULL DEFAULT 'final',
+        lifecycle_status TEXT NOT NULL DEFAULT 'unknown',
+        completeness TEXT NOT NULL DEFAULT 'unknown',
+        disputed INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    INSERT INTO units_new SELECT * FROM units;
+    DROP TABLE units;
+    ALTER TABLE units_new RENAME TO units;
+    CREATE INDEX units_case ON units(case_id, construction_status);
+    CREATE TABLE links_new (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        source INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        target INTEGER NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        relation TEXT NOT NULL,
+        confidence TEXT NOT NULL DEFAULT 'unknown',
+        time TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (source, target, relation)
+    );
+    INSERT INTO links_new SELECT * FROM links;
+    DROP TABLE links;
+    ALTER TABLE links_new RENAME TO links;
+    CREATE INDEX links_case ON links(case_id);
+    CREATE INDEX links_target ON links(target);
+    -- Which content the case's vectors have: a new random token with every change of unit_vectors,
+    -- in the same transaction. The FAISS file carries the token in its name (vectors.py).
+    CREATE TABLE vector_state (
+        case_id TEXT PRIMARY KEY REFERENCES cases(id) ON DELETE CASCADE,
+        token TEXT NOT NULL
+    );
+    -- Consent: the latest row is the case's state; no row means not_asked.
+    CREATE TABLE consent_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        state TEXT NOT NULL,
+        who TEXT NOT NULL DEFAULT '',
+        note TEXT NOT NULL DEFAULT '',
+        at TEXT NOT NULL
+    );
+    CREATE INDEX consent_case ON consent_log(case_id, id);
+    ALTER TABLE cases ADD COLUMN retention_days INTEGER;
+    -- Erased cases, outside any case so that it outlives them: the case id only as a hash.
+    CREATE TABLE erasures (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        case_hash TEXT NOT NULL,
+        who TEXT NOT NULL DEFAULT '',
+        reason TEXT NOT NULL DEFAULT '',
+        counts TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL
+    );
+    """
+
+
+# Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
+# otherwise cascade into the tables that reference it); the keys are checked before commit.
+REBUILDS = {"0004_privacy"}
+
+
 def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
-    """Apply the migrations not yet recorded; return their names. Each runs in one transaction."""
+    """Apply the migrations not yet recorded; return their names. Each runs in one transaction,
+    and checks again inside it that no other process has applied it meanwhile."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
@@ -222,16 +310,27 @@ def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
     for name, sql in MIGRATIONS:
         if name in done:
             continue
+        rebuild = name in REBUILDS
+        if rebuild:
+            conn.execute("PRAGMA foreign_keys = OFF")  # has no effect inside a transaction
         # executescript would commit on its own; run statement by statement inside BEGIN.
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("ROLLBACK")  # another process applied it first
+                continue
             for statement in _statements(sql):
                 conn.execute(statement)
+            if rebuild and conn.execute("PRAGMA foreign_key_check").fetchone():
+                raise sqlite3.IntegrityError(f"migration {name} would break a foreign key")
             conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (name, now))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            if rebuild:
+                conn.execute("PRAGMA foreign_keys = ON")
         applied.append(name)
     return applied
 

@@ -83,6 +83,7 @@ class Case(Record):
     # Benchmark profile (basic_info, social relationships, speakers) kept for evaluation.
     profile: dict = Field(default_factory=dict)
     created_at: str = Field(default_factory=utcnow)
+    retention_days: int | None = Field(default=None, ge=1)  # erased this many days after created_at
 
 
 class Session(Record):

@@ -74,9 +74,14 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int) ->
         return []
     primary = set(primary_ids)
     options: dict[int, list[tuple[tuple, int, str]]] = {i: [] for i in primary_ids}
-    for link in store.links_touching(case_id, primary_ids):
+    links = store.links_touching(case_id, primary_ids)
+    # A unit a counselor disputes stays for review but never reaches a packet.
+    disputed = {r["id"] for r in store.rows_by_id(case_id, "units", "id, disputed",
+                                                    list({i for l in links for i in (l.source, l.target)}))
+                if r["disputed"]}
+    for link in links:
         for here, other, newer in ((link.target, link.source, True), (link.source, link.target, False)):
-            if here in options and other not in primary:
+            if here in options and other not in primary and other not in disputed:
                 relation = f"{link.relation} m{here}" if newer else f"m{here} {link.relation} it"
                 rank = (0 if newer else 1, _RELATION_RANK.get(link.relation, 3),
                         _CONFIDENCE_RANK.get(link.confidence, 3), -other)

@@ -95,7 +95,7 @@ class Scored:
 
 
 _FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-           "intention_or_plan, construction_status")
+           "intention_or_plan, construction_status, disputed")
 
 
 def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
@@ -137,7 +137,9 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     reasons = [""] * len(ids)
     rank = 0
     for i in order:
-        if rows[i]["construction_status"] == "partial" and not open_partials:
+        if rows[i]["disputed"]:  # kept for review, never used for an answer
+            reasons[i] = "disputed"
+        elif rows[i]["construction_status"] == "partial" and not open_partials:
             reasons[i] = "partial unit"
         elif score[i] < tau:
             reasons[i] = f"R {score[i]:.3f} < tau {tau}"

@@ -10,8 +10,10 @@ Cases are isolated: every read and write names its case.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Literal
@@ -40,7 +42,7 @@ from .models import (
     Turn,
     utcnow,
 )
-from .vectors import DIM, CaseIndex, IndexConfig, VectorStore, normalise
+from .vectors import DIM, CaseIndex, IndexConfig, VectorStore, normalise, private_folder
 
 OnExists = Literal["refuse", "replace", "skip"]
 
@@ -66,11 +68,16 @@ class Store:
         self.path = str(path)
         in_memory = self.path == ":memory:"
         if not in_memory:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_folder(Path(self.path).parent)
+            # Owner-only from the start; SQLite gives its -wal and -shm files the database's mode.
+            os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
+            os.chmod(self.path, 0o600)
         # isolation_level=None: we issue BEGIN/COMMIT ourselves.
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA busy_timeout = 10000")
+        # Deleted rows are overwritten with zeros, not left in free pages (erasure, privacy.py).
+        self.conn.execute("PRAGMA secure_delete = ON")
         if not in_memory:
             self.conn.execute("PRAGMA journal_mode = WAL")
         self.db = sqlite_utils.Database(self.conn)
@@ -78,10 +85,12 @@ class Store:
         self.applied_migrations = apply_migrations(self.conn, utcnow())
         folder = None if in_memory else Path(self.path).with_suffix(".faiss")
         self.vectors = VectorStore(folder, dim, index_config)
-        self._checked: dict[str, int] = {}  # case -> data_version at its last index check
 
     def close(self) -> None:
         self.conn.close()
+
+    # Locks: this store's lock first, then the vector store's, then an index's own: every path
+    # that touches vectors holds self._lock around the SQLite write and the index change.
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -152,7 +161,7 @@ class Store:
         if dupes:
             raise StoreError(f"the file holds case id(s) {sorted(dupes)} more than once")
         outcome: dict[str, str] = {}
-        with self.transaction():
+        with self._lock, self.transaction():
             for doc in docs:
                 exists = self.case_exists(doc.case.id)
                 if exists and on_exists == "refuse":
@@ -166,17 +175,17 @@ class Store:
                     self.conn.execute("DELETE FROM cases WHERE id = ?", (doc.case.id,))
                 self._insert_case(doc)
                 outcome[doc.case.id] = "replaced" if exists else "added"
-        for case_id, what in outcome.items():
-            if what == "replaced":
-                self.vectors.drop(case_id)
+            for case_id, what in outcome.items():
+                if what == "replaced":
+                    self.vectors.drop(case_id)
         return outcome
 
     def _insert_case(self, doc: CaseDocument) -> None:
         c = doc.case
         self.conn.execute(
-            "INSERT INTO cases (id, name, source_format, source_file, profile, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (c.id, c.name, c.source_format, c.source_file, json.dumps(c.profile), c.created_at),
+            "INSERT INTO cases (id, name, source_format, source_file, profile, created_at, retention_days)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (c.id, c.name, c.source_format, c.source_file, json.dumps(c.profile), c.created_at, c.retention_days),
         )
         for s in doc.sessions:
             self._insert_session(c.id, s)
@@ -221,11 +230,12 @@ class Store:
             return self._insert_session(case_id, doc)
 
     def delete_case(self, case_id: str) -> None:
-        with self.transaction():
-            if not self.case_exists(case_id):
-                raise NotFound(f"no case {case_id!r}")
-            self.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
-        self.vectors.drop(case_id)
+        with self._lock:
+            with self.transaction():
+                if not self.case_exists(case_id):
+                    raise NotFound(f"no case {case_id!r}")
+                self.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
+            self.vectors.drop(case_id)
 
     def sessions(self, case_id: str) -> list[Session]:
         rows = self._rows("SELECT * FROM sessions WHERE case_id = ? ORDER BY idx", (case_id,))
@@ -287,15 +297,17 @@ class Store:
             vectors = normalise(vectors)
             if len(vectors) != len(units):
                 raise StoreError(f"{len(units)} units but {len(vectors)} vectors")
-        with self.transaction():
-            ids = [self.conn.execute(_UNIT_INSERT, _unit_params(case_id, u)).lastrowid for u in units]
-            if vectors is not None:
-                self.conn.executemany(
-                    "INSERT INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
-                    [(uid, case_id, vectors[n].tobytes()) for n, uid in enumerate(ids)],
-                )
-        if vectors is not None and ids:
-            self.vectors.add(case_id, ids, vectors, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
+        with self._lock:
+            with self.transaction():
+                ids = [self.conn.execute(_UNIT_INSERT, _unit_params(case_id, u)).lastrowid for u in units]
+                if vectors is not None and ids:
+                    self.conn.executemany(
+                        "INSERT INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
+                        [(uid, case_id, vectors[n].tobytes()) for n, uid in enumerate(ids)],
+                    )
+                    tokens = self.new_vector_token(case_id)
+            if vectors is not None and ids:
+                self.vectors.apply(case_id, *tokens, self._fetcher(case_id), add=(ids, vectors))
         return ids
 
     def delete_units(self, case_id: str, ids: list[int]) -> int:
@@ -303,11 +315,30 @@ class Store:
         how many were there."""
         if not ids:
             return 0
-        with self.transaction():
-            gone = sum(self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
-                       for i in ids)
-        self.vectors.remove(case_id, ids)
+        with self._lock:
+            with self.transaction():
+                gone = sum(self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
+                           for i in ids)
+                self._forget_units(case_id, ids)
+                tokens = self.new_vector_token(case_id)
+            self.vectors.apply(case_id, *tokens, self._fetcher(case_id), remove=list(ids))
         return gone
+
+    def _forget_units(self, case_id: str, ids: list[int]) -> None:
+        """Inside a deletion's transaction: what else held the deleted units' text. Their edit
+        history keeps who, when, which field and why, not the old and new values; semantic and
+        support entries citing them go (they were written from those units)."""
+        if not ids:
+            return
+        wanted = set(ids)
+        for n in range(0, len(ids), 900):
+            chunk = ids[n : n + 900]
+            self.conn.execute(f"UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'"
+                              f" AND object_id IN ({', '.join('?' * len(chunk))})", (case_id, *chunk))
+        for table in ("semantic_memory", "support_memory"):
+            rows = self.conn.execute(f"SELECT id, source_unit_ids FROM {table} WHERE case_id = ?", (case_id,))
+            for entry_id in [r[0] for r in rows if wanted & set(json.loads(r[1]))]:
+                self.conn.execute(f"DELETE FROM {table} WHERE id = ?", (entry_id,))
 
     def get_unit(self, case_id: str, unit_id: int) -> FTAUnit:
         rows = self._rows("SELECT * FROM units WHERE case_id = ? AND id = ?", (case_id, unit_id))
@@ -361,6 +392,11 @@ class Store:
             raise StoreError("a unit needs an id to be updated")
         now = utcnow()
         params = _unit_params(unit.case_id, unit.model_copy(update={"updated_at": now}))
+        with self._lock:
+            self._update_unit(unit, params, vector)
+        return self.get_unit(unit.case_id, unit.id)
+
+    def _update_unit(self, unit: FTAUnit, params: tuple, vector: np.ndarray | None) -> None:
         with self.transaction():
             values = dict(zip(_UNIT_COLUMNS, params))
             cur = self.conn.execute(
@@ -375,11 +411,10 @@ class Store:
                     "INSERT OR REPLACE INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
                     (unit.id, unit.case_id, normalise(vector)[0].tobytes()),
                 )
-        if vector is not None:
-            self.vectors.remove(unit.case_id, [unit.id])
-            self.vectors.add(unit.case_id, [unit.id], normalise(vector), self.vector_ids(unit.case_id),
-                             lambda: self.stored_vectors(unit.case_id))
-        return self.get_unit(unit.case_id, unit.id)
+                tokens = self.new_vector_token(unit.case_id)
+        if vector is not None:  # the old vector leaves the loaded index and the file
+            self.vectors.apply(unit.case_id, *tokens, self._fetcher(unit.case_id), add=([unit.id], normalise(vector)),
+                               remove=[unit.id])
 
     def set_unit_status(self, case_id: str, unit_id: int, lifecycle: str, completeness: str,
                         updated_at: str | None) -> FTAUnit:
@@ -401,6 +436,18 @@ class Store:
     def vector_ids(self, case_id: str) -> set[int]:
         return {r["unit_id"] for r in self._rows("SELECT unit_id FROM unit_vectors WHERE case_id = ?", (case_id,))}
 
+    def vector_token(self, case_id: str) -> str:
+        """The content token of the case's vectors ("" before the first)."""
+        rows = self._rows("SELECT token FROM vector_state WHERE case_id = ?", (case_id,))
+        return rows[0]["token"] if rows else ""
+
+    def new_vector_token(self, case_id: str) -> tuple[str, str]:
+        """Inside the transaction that changes the case's vectors: (old token, new token)."""
+        old = self.vector_token(case_id)
+        new = uuid.uuid4().hex
+        self.conn.execute("INSERT OR REPLACE INTO vector_state (case_id, token) VALUES (?, ?)", (case_id, new))
+        return old, new
+
     def stored_vectors(self, case_id: str) -> tuple[list[int], np.ndarray]:
         rows = self._rows("SELECT unit_id, vector FROM unit_vectors WHERE case_id = ? ORDER BY unit_id", (case_id,))
         if not rows:
@@ -409,18 +456,18 @@ class Store:
         return [r["unit_id"] for r in rows], matrix.reshape(len(rows), self.vectors.dim)
 
     def index(self, case_id: str) -> CaseIndex:
-        """The case's FAISS index, checked against (and if need be rebuilt from) SQLite.
-
-        The check reads every id of the case, so it runs when the index is first used and again
-        only after another connection has written to the database (SQLite's data_version);
-        this connection's own writes keep the loaded index in step."""
+        """The case's FAISS index, holding exactly the vectors SQLite holds now: the content token
+        read here names the loaded index or file that may be used, else it is rebuilt from SQLite
+        (a write by another process changes the token too)."""
         with self._lock:
-            version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-            if self._checked.get(case_id) == version and self.vectors.loaded(case_id):
-                return self.vectors.loaded(case_id)
-            index = self.vectors.get(case_id, self.vector_ids(case_id), lambda: self.stored_vectors(case_id))
-            self._checked[case_id] = version
-            return index
+            return self.vectors.get(case_id, self.vector_token(case_id), self._fetcher(case_id))
+
+    def _fetcher(self, case_id: str):
+        return lambda: self.stored_vectors(case_id)
+
+    def index_path(self, case_id: str) -> Path | None:
+        """The file of the case's current index (None for an in-memory store)."""
+        return self.vectors.path(case_id, self.vector_token(case_id))
 
     # Links ------------------------------------------------------------------------------
 
@@ -531,22 +578,29 @@ class Store:
     def clear_session_memory(self, case_id: str, session_id: int) -> list[int]:
         """Remove what an unfinished build wrote for one session (its units, their links and
         vectors, its segments); returns the removed unit ids."""
-        with self.transaction():
-            ids = [r[0] for r in self.conn.execute(
-                "SELECT id FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))]
-            self.conn.execute("DELETE FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))
-            self.conn.execute("DELETE FROM segments WHERE case_id = ? AND session_id = ?", (case_id, session_id))
-            self.conn.execute("DELETE FROM build_sessions WHERE session_id = ?", (session_id,))
-        self.vectors.remove(case_id, ids)
+        with self._lock:
+            with self.transaction():
+                ids = [r[0] for r in self.conn.execute(
+                    "SELECT id FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))]
+                self.conn.execute("DELETE FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))
+                self._forget_units(case_id, ids)
+                self.conn.execute("DELETE FROM segments WHERE case_id = ? AND session_id = ?", (case_id, session_id))
+                self.conn.execute("DELETE FROM build_sessions WHERE session_id = ?", (session_id,))
+                tokens = self.new_vector_token(case_id)
+            self.vectors.apply(case_id, *tokens, self._fetcher(case_id), remove=ids)
         return ids
 
     def clear_case_memory(self, case_id: str) -> None:
         """Everything built for a case (units, links, segments, longitudinal memory, build
         progress); its dialogue, questions and call records stay."""
-        with self.transaction():
-            for table in ("units", "segments", "semantic_memory", "support_memory", "build_sessions"):
-                self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
-        self.vectors.drop(case_id)
+        with self._lock:
+            with self.transaction():
+                self.conn.execute("UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'",
+                                  (case_id,))
+                for table in ("units", "segments", "semantic_memory", "support_memory", "build_sessions"):
+                    self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
+                self.new_vector_token(case_id)
+            self.vectors.drop(case_id)
 
     # LLM call records ---------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """One FAISS index per case, inner product over L2-normalised vectors, ids = unit row ids.
 
 SQLite is the source of truth (``unit_vectors``); the index file beside the database is a
-cache of it. On load, an index whose id set differs from the store's is rebuilt.
+cache of it, named by the content token of the vectors it holds (see VectorStore).
 """
 
 from __future__ import annotations
@@ -49,6 +49,12 @@ def case_file_key(case_id: str) -> str:
     return f"{slug}-{digest}"
 
 
+def private_folder(folder: Path) -> None:
+    """Create ``folder`` (and parents) readable by its owner only."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+
+
 def normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
@@ -64,7 +70,11 @@ class CaseIndex:
         """``nlist``: the IVF index's number of lists (``build`` picks it from the case's size)."""
         self.dim, self.kind = dim, kind
         self.config = config or IndexConfig()
-        self.index = faiss.IndexIDMap2(self._inner(kind, nlist))
+        inner = self._inner(kind, nlist)
+        # IVF keeps ids itself. Wrapped in IndexIDMap2 its removals break the id map (IVF does
+        # not renumber its rows after a removal, the map does), so it is never wrapped.
+        self.index = inner if kind == "ivf" else faiss.IndexIDMap2(inner)
+        self._lock = threading.Lock()  # a search never meets a half-done add or remove
 
     def _inner(self, kind: str, nlist: int):
         c = self.config
@@ -101,9 +111,26 @@ class CaseIndex:
         return self.index.ntotal
 
     def ids(self) -> set[int]:
-        if self.index.ntotal == 0:
-            return set()
-        return set(faiss.vector_to_array(self.index.id_map).tolist())
+        with self._lock:
+            if self.index.ntotal == 0:
+                return set()
+            if self.kind != "ivf":
+                return set(faiss.vector_to_array(self.index.id_map).tolist())
+            lists = self.index.invlists
+            return {int(i) for n in range(self.index.nlist) if lists.list_size(n)
+                    for i in faiss.rev_swig_ptr(lists.get_ids(n), lists.list_size(n))}
+
+    def vector(self, unit_id: int) -> np.ndarray:
+        """The stored vector of one id (IndexIDMap2 keeps the id -> row map)."""
+        with self._lock:
+            if self.kind != "ivf":
+                return self.index.reconstruct(int(unit_id))
+            # An IVF index maps ids to rows only while asked to, and cannot remove ids meanwhile.
+            self.index.set_direct_map_type(faiss.DirectMap.Hashtable)
+            try:
+                return self.index.reconstruct(int(unit_id))
+            finally:
+                self.index.set_direct_map_type(faiss.DirectMap.NoMap)
 
     def add(self, ids: list[int], vectors: np.ndarray) -> None:
         if not ids:
@@ -111,7 +138,8 @@ class CaseIndex:
         vectors = normalise(vectors)
         if vectors.shape != (len(ids), self.dim):
             raise ValueError(f"expected {len(ids)} vectors of {self.dim} dims, got {vectors.shape}")
-        self.index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
+        with self._lock:
+            self.index.add_with_ids(vectors, np.asarray(ids, dtype=np.int64))
 
     def remove(self, ids: list[int]) -> bool:
         """Remove ids; False when the index kind cannot (HNSW): rebuild it instead."""
@@ -119,7 +147,8 @@ class CaseIndex:
             return True
         if self.kind == "hnsw":
             return False
-        self.index.remove_ids(np.asarray(ids, dtype=np.int64))
+        with self._lock:
+            self.index.remove_ids(np.asarray(ids, dtype=np.int64))
         return True
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -127,18 +156,21 @@ class CaseIndex:
         k = max(1, min(k, self.index.ntotal or 1))
         # One query gains nothing from OpenMP threads, and their spin-waiting costs a lot when
         # the cores are busy (a local model generating): search on this thread alone.
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
-            scores, ids = self.index.search(normalise(query), k)
-        finally:
-            faiss.omp_set_num_threads(threads)
+        with self._lock:
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                scores, ids = self.index.search(normalise(query), k)
+            finally:
+                faiss.omp_set_num_threads(threads)
         return scores[0], ids[0]
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         tmp = path.with_suffix(".tmp")
-        faiss.write_index(self.index, str(tmp))
+        with self._lock:
+            faiss.write_index(self.index, str(tmp))
+        os.chmod(tmp, 0o600)
         os.replace(tmp, path)  # a killed process leaves the old file, never half a file
 
     @classmethod
@@ -150,8 +182,11 @@ class CaseIndex:
             return None
         if index.d != dim:
             return None
-        inner = faiss.downcast_index(index.index) if hasattr(index, "index") else index
+        wrapped = isinstance(index, faiss.IndexIDMap2)
+        inner = faiss.downcast_index(index.index) if wrapped else index
         kind = "hnsw" if isinstance(inner, faiss.IndexHNSW) else "ivf" if isinstance(inner, faiss.IndexIVF) else "flat"
+        if wrapped == (kind == "ivf"):  # an IVF saved inside an id map (before 0004) is rebuilt
+            return None
         loaded = cls(dim, "flat", config)
         loaded.index, loaded.kind = index, kind
         if kind == "hnsw":
@@ -163,71 +198,89 @@ class CaseIndex:
 
 
 class VectorStore:
-    """The per-case indexes of one database, kept in memory once loaded."""
+    """The per-case indexes of one database, kept in memory once loaded.
+
+    Each index carries the content token of the vectors it holds (``vector_state`` in SQLite, a
+    new random token with every change). Its file is ``<case key>.<token>.faiss``, so a file is
+    used only for exactly the content it was saved with; files of other tokens are removed, which
+    takes a deleted or corrected unit's old vector off the disk as well.
+
+    Locks: callers hold the store's lock; this class's lock is taken inside it, and a CaseIndex's
+    own lock inside that (one order everywhere, so no deadlock).
+    """
 
     def __init__(self, folder: Path | None, dim: int = DIM, config: IndexConfig | None = None):
         self.folder = folder  # None: in-memory database, nothing saved
         self.dim = dim
         self.config = config or IndexConfig()
-        self._indexes: dict[str, CaseIndex] = {}
+        self._indexes: dict[str, tuple[str, CaseIndex]] = {}  # case -> (token, index)
         self._lock = threading.RLock()
 
-    def path(self, case_id: str) -> Path | None:
-        return None if self.folder is None else self.folder / f"{case_file_key(case_id)}.faiss"
+    def path(self, case_id: str, token: str) -> Path | None:
+        return None if self.folder is None else self.folder / f"{case_file_key(case_id)}.{token}.faiss"
 
-    def loaded(self, case_id: str) -> CaseIndex | None:
-        return self._indexes.get(case_id)
+    def files(self, case_id: str) -> list[Path]:
+        """Every file this store has written for the case (index files and unfinished saves)."""
+        if self.folder is None or not self.folder.exists():
+            return []
+        # The key ends in a fixed-length digest, so "<key>." never prefixes another case's files.
+        return sorted(self.folder.glob(f"{case_file_key(case_id)}.*"))
 
-    def get(self, case_id: str, store_ids: set[int], fetch) -> CaseIndex:
-        """The case's index; rebuilt from ``fetch()`` -> (ids, vectors) if it disagrees with
-        ``store_ids``, the ids the store holds."""
+    def loaded(self, case_id: str, token: str) -> CaseIndex | None:
+        entry = self._indexes.get(case_id)
+        return entry[1] if entry and entry[0] == token else None
+
+    def get(self, case_id: str, token: str, fetch) -> CaseIndex:
+        """The case's index holding the vectors of ``token``: the loaded one, its file, or one
+        built from ``fetch()`` -> (ids, vectors)."""
         with self._lock:
-            index = self._indexes.get(case_id)
-            if index is None:
-                path = self.path(case_id)
-                index = CaseIndex.load(path, self.dim, self.config) if path and path.exists() else None
-            # Rebuilt when its ids differ from the store's, or the case outgrew its index kind.
-            if index is None or index.kind != self.config.choose(len(store_ids)) or index.ids() != store_ids:
+            index = self.loaded(case_id, token) or self._read(case_id, token)
+            # Rebuilt when missing or unreadable, or when the case outgrew its index kind.
+            if index is None or index.kind != self.config.choose(index.ntotal):
                 ids, vectors = fetch()
                 index = CaseIndex.build(ids, vectors, self.dim, self.config)
-                self._save(case_id, index)
-            self._indexes[case_id] = index
+                self._save(case_id, token, index)
+            self._indexes[case_id] = (token, index)
             return index
 
-    def add(self, case_id: str, ids: list[int], vectors: np.ndarray, store_ids: set[int], fetch) -> None:
-        """Add vectors the store has just committed; ``store_ids`` already includes ``ids``."""
+    def apply(self, case_id: str, old: str, new: str, fetch, add: tuple[list[int], np.ndarray] | None = None,
+              remove: list[int] | None = None) -> None:
+        """Follow a committed change of the case's vectors from token ``old`` to ``new``: remove
+        ``remove`` ids, then add ``add``. Done in place on the index of ``old`` (loaded or on disk)
+        when its kind can; otherwise rebuilt from ``fetch()``, which already reads the change."""
         with self._lock:
-            index = self._indexes.get(case_id)
-            if index is not None and index.ids() == store_ids - set(ids):
-                index.add(ids, vectors)
-                self._save(case_id, index)
+            index = self.loaded(case_id, old) or self._read(case_id, old)
+            self._indexes.pop(case_id, None)
+            if index is not None and index.remove(remove or []):
+                if add is not None:
+                    index.add(*add)
+                self._save(case_id, new, index)
+                self._indexes[case_id] = (new, index)
             else:
-                self.get(case_id, store_ids, fetch)
-
-    def remove(self, case_id: str, ids: list[int]) -> None:
-        with self._lock:
-            index = self._indexes.get(case_id)
-            if index is not None:
-                if index.remove(ids):
-                    self._save(case_id, index)
-                else:  # rebuilt from the store when next used
-                    self._indexes.pop(case_id)
-            # An index not loaded yet is checked against the store when it is next opened.
+                self._prune(case_id, keep=None)
+                self.get(case_id, new, fetch)
 
     def drop(self, case_id: str) -> None:
         with self._lock:
             self._indexes.pop(case_id, None)
-            path = self.path(case_id)
-            if path is not None:
-                path.unlink(missing_ok=True)
-                path.with_suffix(".tmp").unlink(missing_ok=True)
+            self._prune(case_id, keep=None)
 
     def forget(self) -> None:
         """Drop the in-memory copies; the next get() reads and checks the files again."""
         with self._lock:
             self._indexes.clear()
 
-    def _save(self, case_id: str, index: CaseIndex) -> None:
-        path = self.path(case_id)
+    def _read(self, case_id: str, token: str) -> CaseIndex | None:
+        path = self.path(case_id, token)
+        return CaseIndex.load(path, self.dim, self.config) if path and path.exists() else None
+
+    def _save(self, case_id: str, token: str, index: CaseIndex) -> None:
+        path = self.path(case_id, token)
         if path is not None:
             index.save(path)
+        self._prune(case_id, keep=path)
+
+    def _prune(self, case_id: str, keep: Path | None) -> None:
+        for path in self.files(case_id):
+            if path != keep:
+                path.unlink(missing_ok=True)

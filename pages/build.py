@@ -5,6 +5,7 @@ import time
 import streamlit as st
 
 import ui
+from ftamem_core import consent
 from ftamem_core.construction import Builder
 from ftamem_core.jobs import BuildJob
 from ftamem_core.models import FTAUnit
@@ -16,6 +17,15 @@ settings = ui.settings()
 done = store.done_sessions(case_id)
 sessions = store.sessions(case_id)
 st.caption(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · {ui.llm_config().model}")
+
+allowed = consent.granted(store, case_id)
+if not allowed:
+    state = consent.state(store, case_id)["state"]
+    st.warning(f"Memory is built only with the person's consent, and this case has none recorded ({state}).")
+    note = st.text_input("How and when was consent given?", key="build_consent_note")
+    if st.button("Record consent granted", disabled=not note.strip()):
+        consent.record(store, case_id, "granted", ui.who(), note)
+        st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)
 segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"],
@@ -39,7 +49,7 @@ def start() -> None:
 job = ui.jobs().get(case_id)
 running = job is not None and job.running
 b1, b2 = st.columns(2)
-b1.button("Start / resume build", on_click=start, disabled=running, type="primary")
+b1.button("Start / resume build", on_click=start, disabled=running or not allowed, type="primary")
 b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
 ui.show_flash()
 
@@ -90,6 +100,8 @@ def live() -> None:
             rows.append({"span": f"{a}–{b}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.data["unit"] for e in events if e.kind == "unit_finalised"]
+    present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u["id"] for u in units])}
+    units = [u for u in units if u["id"] in present]  # a unit deleted since is not shown again
     left, right = st.columns([2, 1])
     with left:
         st.subheader(f"Units formed ({len(units)})")

@@ -22,10 +22,13 @@ else:
     st.info("No cases yet. Load a dialogue file or the bundled sample case.")
 
 
-def ingest(path: str, on_exists: str) -> None:
-    """Button callback: runs before the next script run, so the sidebar sees the new case."""
+def ingest(path: str, on_exists: str, sample: bool = False) -> None:
+    """Button callback: runs before the next script run, so the sidebar sees the new case. The
+    fictional sample case is loaded with consent recorded; any other case asks for it on Build."""
     try:
-        outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars)
+        outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars,
+                              consent_by=ui.who() if sample else None,
+                              consent_note="fictional sample case bundled with the app" if sample else "")
     except (LoadError, StoreError) as e:
         ui.flash("error", str(e))
         return
@@ -67,7 +70,7 @@ with col1:
 with col2:
     st.subheader("Sample case")
     st.write("A three-session counseling dialogue written for this project.")
-    st.button("Load the sample case", on_click=ingest, args=(ui.SAMPLE_CASE, "skip"))
+    st.button("Load the sample case", on_click=ingest, args=(ui.SAMPLE_CASE, "skip", True))
 
 def append_session(case_id: str, mode: str) -> None:
     """Button callback: append the typed or pasted session to the active case."""

@@ -40,7 +40,7 @@ with left:
         st.session_state["unit_id"] = uid
         st.switch_page("pages/memory.py")
     reason = st.text_input("Reason", key="graph-unit-reason")
-    if st.button("Delete this unit"):
+    if st.button("Delete this unit", disabled=not reason.strip(), help="a reason is required"):
         delete_unit(store, case_id, uid, ui.who(), reason)
         ui.flash("success", f"m{uid} deleted")
         st.rerun()
@@ -74,6 +74,9 @@ with right:
                 ui.flash("success", f"link {lid} is now {relation}")
                 st.rerun()
             if c2.form_submit_button("Delete link"):
-                delete_link(store, case_id, lid, ui.who(), why)
-                ui.flash("success", f"link {lid} deleted")
+                try:
+                    delete_link(store, case_id, lid, ui.who(), why)
+                    ui.flash("success", f"link {lid} deleted")
+                except StoreError as e:
+                    ui.flash("error", ui.plain(e))
                 st.rerun()

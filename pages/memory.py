@@ -97,7 +97,7 @@ with st.form(f"edit-{unit.id}-{unit.version}"):
 
 with st.expander("Delete this unit"):
     why = st.text_input("Reason for deleting", key=f"del-reason-{unit.id}")
-    if st.button("Delete unit", key=f"del-{unit.id}"):
+    if st.button("Delete unit", key=f"del-{unit.id}", disabled=not why.strip(), help="a reason is required"):
         delete_unit(store, case_id, unit.id, ui.who(), why)
         ui.flash("success", f"m{unit.id} deleted")
         st.rerun()

@@ -2,7 +2,6 @@
 and a deterministic bag-of-words embedder. Both make unit tests of the pipeline fast and exact."""
 
 import hashlib
-import json
 import re
 
 import numpy as np

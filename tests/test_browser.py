@@ -10,7 +10,6 @@ import os
 import shutil
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -48,7 +47,7 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     db = tmp / "app.db"
     store = Store(db)
-    ingest_file(store, SAMPLE)
+    ingest_file(store, SAMPLE, consent_by="test")
     store.append_session("sample-daniel", SessionDocument(
         session=Session(source_id="xss", time="2025-10-24"),
         turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+from ftamem_core import consent
 from ftamem_core.config import load_settings
 from ftamem_core.construction import BuildError, Builder
 from ftamem_core.llm import LLMError, LLMUnavailable, ScriptedLLM
@@ -25,10 +26,13 @@ def doc(sessions=2, turns=8):
 @pytest.fixture
 def case(store):
     store.ingest([doc()])
+    consent.record(store, "c1", "granted", "test", "scripted case")
     return store
 
 
 def build(store, pipeline=None, llm=None, **kwargs):
+    if not consent.granted(store, "c1"):
+        consent.record(store, "c1", "granted", "test", "scripted case")
     pipeline = pipeline or Pipeline()
     events = []
     builder = Builder(store, llm or pipeline.llm(), HashEmbedder(), kwargs.pop("settings", SETTINGS),

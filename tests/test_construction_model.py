@@ -17,7 +17,7 @@ def built(tmp_path_factory):
     """The sample built by the 0.5B with the coverage pass: without it the 0.5B writes one unit per
     fragment and leaves most gold evidence turns in no unit (1 of the 7 questions with evidence covered)."""
     db = str(tmp_path_factory.mktemp("build") / "m.db")
-    assert main(["--db", db, "ingest", str(ESMEMEVAL)]) == 0
+    assert main(["--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted", "--by", "test"]) == 0
     assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--coverage-pass", "--quiet"]) == 0
     return db
 

@@ -8,6 +8,7 @@ import streamlit as st
 import streamlit.testing.v1.app_test as app_test_module
 from streamlit.testing.v1 import AppTest
 
+from ftamem_core import consent
 from ftamem_core.config import load_settings
 from ftamem_core.construction import Builder
 from ftamem_core.editing import history
@@ -18,7 +19,7 @@ from conftest import ROOT, SAMPLE
 from scripted import HashEmbedder, Pipeline
 from test_app import _NavigationPagesManager
 
-PAGES = ["pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py"]
+PAGES = ["pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py", "pages/privacy.py"]
 SCRIPT = {
     "segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
     "extraction": {"memory_units": [{"completes": "none", "summary": "a fact", "content_type": "event",
@@ -65,7 +66,7 @@ def open_page(page: str) -> AppTest:
 
 def built(db) -> Store:
     store = Store(db)
-    ingest_file(store, SAMPLE)
+    ingest_file(store, SAMPLE, consent_by="test")
     Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False)).build("sample-daniel")
     return store
 
@@ -94,7 +95,7 @@ def wait_until_built(store, sessions=3):
 
 def test_build_page_builds_with_the_chosen_backend(app):
     store = Store(app)
-    ingest_file(store, SAMPLE)
+    ingest_file(store, SAMPLE, consent_by="test")
     at = open_page("pages/build.py")
     next(b for b in at.button if b.label == "Start / resume build").click().run()
     assert not at.exception
@@ -107,7 +108,7 @@ def test_build_page_builds_with_the_chosen_backend(app):
 
 def test_build_page_turns_the_coverage_pass_on(app):
     store = Store(app)
-    ingest_file(store, SAMPLE)
+    ingest_file(store, SAMPLE, consent_by="test")
     at = open_page("pages/build.py")
     next(c for c in at.checkbox if c.label == "Coverage pass").check().run()
     next(b for b in at.button if b.label == "Start / resume build").click().run()
@@ -129,11 +130,15 @@ def test_memory_page_edits_and_deletes_a_unit(app):
     (change,) = [h for h in history(store, "sample-daniel", "unit", first.id) if h["field"] == "fact.text"]
     assert change["old"] == first.fact.text and change["reason"] == "wrong subject"
     at = open_page("pages/memory.py")
+    assert next(b for b in at.button if b.label == "Delete unit").disabled  # a deletion needs a reason
+    next(t for t in at.text_input if t.label == "Reason for deleting").set_value("not what he said").run()
     next(b for b in at.button if b.label == "Delete unit").click().run()
     assert not at.exception
     assert first.id not in {u.id for u in store.units("sample-daniel")}
-    (deleted,) = [h for h in history(store, "sample-daniel", "unit", first.id) if h["action"] == "delete"]
-    assert deleted["old"] is None and deleted["new"] is None  # the deleted text is not kept
+    rows = history(store, "sample-daniel", "unit", first.id)
+    (deleted,) = [h for h in rows if h["action"] == "delete"]
+    assert deleted["reason"] == "not what he said" and deleted["who"]
+    assert all(h["old"] is None and h["new"] is None for h in rows)  # the edit's old and new text went too
 
 
 def test_graph_page_deletes_a_link(app):
@@ -141,6 +146,7 @@ def test_graph_page_deletes_a_link(app):
     before = store.links("sample-daniel")
     assert before
     at = open_page("pages/graph.py")
+    next(t for t in at.text_input if t.key == "link-reason").set_value("not related")  # in a form: sent on submit
     next(b for b in at.button if b.label == "Delete link").click().run()
     assert not at.exception
     assert len(store.links("sample-daniel")) == len(before) - 1
@@ -161,3 +167,37 @@ def test_ask_page_shows_answer_and_trace(app):
 def test_plain_escapes_markdown_and_html():
     import ui
     assert ui.plain("![x](//h/p.png) <b>*b*</b>") == r"\!\[x\]\(//h/p\.png\) \<b\>\*b\*\</b\>"
+
+
+def test_build_page_asks_for_consent_before_building(app):
+    store = Store(app)
+    ingest_file(store, SAMPLE)  # a case ingested without consent
+    at = open_page("pages/build.py")
+    assert not at.exception and at.warning
+    assert next(b for b in at.button if b.label == "Start / resume build").disabled
+    next(t for t in at.text_input if t.key == "build_consent_note").set_value("signed form, first session").run()
+    next(b for b in at.button if b.label == "Record consent granted").click().run()
+    assert not at.exception
+    assert not next(b for b in at.button if b.label == "Start / resume build").disabled
+    (row,) = consent.log(store, "sample-daniel")
+    assert (row["state"], row["note"]) == ("granted", "signed form, first session")
+
+
+def test_privacy_page_withdraws_consent_and_erases_the_case(app):
+    store = built(app)
+    at = open_page("pages/privacy.py")
+    assert not at.exception
+    assert any(t.value.startswith("State: granted") for t in at.text)
+    next(b for b in at.button if b.label == "Record consent withdrawn").click().run()
+    assert consent.state(store, "sample-daniel")["state"] == "withdrawn"
+    next(b for b in at.button if b.label == "Prepare export").click().run()
+    assert next(d for d in at.get("download_button")).proto.label == "Download the export"
+    erase = lambda: next(b for b in at.button if b.label == "Erase for good")  # noqa: E731
+    assert erase().disabled
+    next(t for t in at.text_input if t.key == "erase_confirm").set_value("sample-danie").run()
+    assert erase().disabled  # the id typed exactly, nothing less
+    next(t for t in at.text_input if t.key == "erase_confirm").set_value("sample-daniel").run()
+    erase().click().run()
+    assert not at.exception
+    assert not store.case_exists("sample-daniel") and store.vectors.files("sample-daniel") == []
+    assert "export" not in at.session_state and "trace" not in at.session_state

@@ -1,6 +1,5 @@
 """Cue score, thresholding, expansion, packet sections and every ablation switch."""
 
-import numpy as np
 import pytest
 
 from ftamem_core.config import PRESETS, Ablations, load_settings

@@ -137,5 +137,30 @@ def test_delete_unit_link_and_case_cascade(disk_store):
     store.delete_case("c1")
     for table in ("sessions", "turns", "units", "unit_vectors", "links"):
         assert store.conn.execute(f"SELECT count(*) FROM {table} WHERE case_id = 'c1'").fetchone()[0] == 0
-    assert not store.vectors.path("c1").exists()
+    assert store.vectors.files("c1") == []
     assert len(store.turns("c2")) == 6 and store.index("c2").ntotal == 1
+
+
+def test_two_stores_opening_a_new_database_at_once_apply_each_migration_once(tmp_path):
+    import threading
+
+    from ftamem_core.migrations import MIGRATIONS
+
+    path = tmp_path / "new.db"
+    barrier, stores, errors = threading.Barrier(4), [], []
+
+    def open_store():
+        barrier.wait()
+        try:
+            stores.append(Store(path))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(n for s in stores for n in s.applied_migrations) == sorted(name for name, _ in MIGRATIONS)
+    assert stores[0].migrations() == sorted(name for name, _ in MIGRATIONS)

@@ -1,0 +1,200 @@
+"""The person's rights over their case: see all of it (export), take it elsewhere (import),
+and have it erased for good (erase, retention).
+
+Erasure deletes every row of the case (each per-case table cascades from ``cases``) with
+``secure_delete`` on (store.py), removes the case's FAISS files, checkpoints the WAL with
+TRUNCATE and vacuums, so the deleted text is in no page of ``memory.db`` and no ``-wal`` file;
+then it runs the hooks a running app registers (``on_erase``) to drop its in-process copies.
+What it cannot reach is listed in the README (a remote LLM server's logs, copies made by others).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sqlite3
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+from .models import utcnow
+from .store import CaseExists, NotFound, Store, StoreError
+
+EXPORT_FORMAT = "ftamem-case-export"
+EXPORT_VERSION = 1
+# Every table holding a case's rows, parents before children (the import order).
+CASE_TABLES = (
+    "cases", "sessions", "turns", "questions", "segments", "units", "unit_vectors", "links", "semantic_memory",
+    "support_memory", "builds", "build_sessions", "llm_calls", "history", "consent_log",
+)
+_ROW_KEY = {"unit_vectors": "unit_id", "build_sessions": "session_id"}  # tables keyed by another column
+# Hooks a running app adds to drop what it holds of an erased case (build events, traces, caches).
+on_erase: list[Callable[[str], None]] = []
+
+
+def case_counts(store: Store, case_id: str) -> dict[str, int]:
+    """How many rows of each kind the store holds for a case."""
+    if not store.case_exists(case_id):
+        raise NotFound(f"no case {case_id!r}")
+    return {t: store._rows(f"SELECT count(*) AS n FROM {t} WHERE case_id = ?", (case_id,))[0]["n"]
+            for t in CASE_TABLES if t != "cases"}
+
+
+# Export and import -----------------------------------------------------------------------
+
+
+def export_case(store: Store, case_id: str) -> dict:
+    """Everything stored about a case, as one JSON-ready document."""
+    if not store.case_exists(case_id):
+        raise NotFound(f"no case {case_id!r}")
+    tables = {}
+    for table in CASE_TABLES:
+        key = "id" if table == "cases" else "case_id"
+        order = _ROW_KEY.get(table, "id")
+        rows = store._rows(f"SELECT * FROM {table} WHERE {key} = ? ORDER BY {order}", (case_id,))
+        tables[table] = [{k: _encode(v) for k, v in r.items()} for r in rows]
+    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "case_id": case_id, "exported_at": utcnow(),
+            "tables": tables}
+
+
+def write_export(store: Store, case_id: str, path: str | Path) -> Path:
+    """The export as a file readable by its owner only."""
+    path = Path(path)
+    data = json.dumps(export_case(store, case_id), ensure_ascii=False, indent=1).encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(path, 0o600)
+    return path
+
+
+def import_case(store: Store, document: dict) -> str:
+    """Restore an exported case with its own ids; refused when the case exists or its ids are
+    taken (import into a store that never held it). Returns the case id."""
+    if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+        raise StoreError("not an FTA-Mem case export (no 'format': 'ftamem-case-export')")
+    if document.get("version") != EXPORT_VERSION:
+        raise StoreError(f"export version {document.get('version')!r} is not {EXPORT_VERSION}")
+    tables, case_id = document.get("tables"), document.get("case_id")
+    if not isinstance(tables, dict) or not isinstance(case_id, str) or len(tables.get("cases") or []) != 1:
+        raise StoreError("the export holds no case")
+    if store.case_exists(case_id):
+        raise CaseExists(f"case {case_id!r} is already stored; erase it first or import into another store")
+    unknown = set(tables) - set(CASE_TABLES)
+    if unknown:
+        raise StoreError(f"the export has tables this store does not know: {', '.join(sorted(unknown))}")
+    with store._lock:
+        try:
+            with store.transaction():
+                for table in CASE_TABLES:
+                    columns = {r["name"] for r in store._rows(f"PRAGMA table_info({table})")}
+                    for row in tables.get(table, []):
+                        if not isinstance(row, dict) or not set(row) <= columns:
+                            raise StoreError(f"a {table} row has fields this store does not know")
+                        if (row.get("id") if table == "cases" else row.get("case_id")) != case_id:
+                            raise StoreError(f"a {table} row belongs to another case")
+                        store.conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                                           tuple(_decode(v) for v in row.values()))
+                store.new_vector_token(case_id)
+        except sqlite3.IntegrityError as e:
+            raise StoreError(f"the export's ids clash with this store's ({e}); import into a store that never "
+                             "held them") from None
+        store.vectors.drop(case_id)
+    return case_id
+
+
+def read_import(store: Store, path: str | Path) -> str:
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
+        raise StoreError(f"{path}: cannot read the export ({e.__class__.__name__})") from None
+    return import_case(store, document)
+
+
+def _encode(value):
+    return {"base64": base64.b64encode(value).decode("ascii")} if isinstance(value, bytes) else value
+
+
+def _decode(value):
+    if isinstance(value, dict) and set(value) == {"base64"}:
+        return base64.b64decode(value["base64"])
+    if isinstance(value, (dict, list)):
+        raise StoreError("a field of the export is not a plain value")
+    return value
+
+
+# Erasure ---------------------------------------------------------------------------------
+
+
+def case_hash(case_id: str) -> str:
+    return hashlib.sha256(case_id.encode("utf-8")).hexdigest()
+
+
+def erase_case(store: Store, case_id: str, who: str, reason: str = "") -> dict[str, int]:
+    """Erase a case for good (see the module's doc); returns the counts of what was erased."""
+    counts = case_counts(store, case_id)
+    with store._lock:
+        with store.transaction():
+            store.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
+            store.conn.execute("INSERT INTO erasures (case_hash, who, reason, counts, at) VALUES (?, ?, ?, ?, ?)",
+                               (case_hash(case_id), who, reason, json.dumps(counts), utcnow()))
+        store.vectors.drop(case_id)
+        scrub(store)
+    for hook in list(on_erase):
+        hook(case_id)
+    return counts
+
+
+def scrub(store: Store) -> None:
+    """Leave no deleted page behind: the WAL copied back and truncated, the file rewritten."""
+    if store.path == ":memory:":
+        return
+    with store._lock:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        store.conn.execute("VACUUM")
+        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    if busy:
+        raise StoreError("another process is reading the database: its old pages stay in memory.db-wal until it "
+                         "closes; run 'ftamem purge-expired' (or erase again) then")
+
+
+def erasures(store: Store) -> list[dict]:
+    return store._rows("SELECT * FROM erasures ORDER BY id")
+
+
+# Retention -------------------------------------------------------------------------------
+
+
+def set_retention(store: Store, case_id: str, days: int | None) -> None:
+    if days is not None and days < 1:
+        raise StoreError("retention is a number of days from 1 up, or none")
+    with store.transaction():
+        if store.conn.execute("UPDATE cases SET retention_days = ? WHERE id = ?", (days, case_id)).rowcount == 0:
+            raise NotFound(f"no case {case_id!r}")
+
+
+def expires_at(created_at: str, days: int | None) -> datetime | None:
+    if days is None:
+        return None
+    created = datetime.fromisoformat(created_at)
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=timezone.utc)
+    return created + timedelta(days=days)
+
+
+def expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
+    """Cases past their retention (their own, else ``default_days``)."""
+    now = now or datetime.now(timezone.utc)
+    rows = store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id")
+    return [r["id"] for r in rows
+            if (end := expires_at(r["created_at"], r["retention_days"] or default_days)) is not None and end <= now]
+
+
+def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
+    """Erase every expired case; returns their ids."""
+    gone = expired(store, default_days, now)
+    for case_id in gone:
+        erase_case(store, case_id, who="retention", reason="retention period over")
+    return gone

@@ -1,0 +1,115 @@
+"""Privacy: the active case's consent and its log, retention, what is stored, export, erasure,
+and its edit history. Everything from the case is shown as text."""
+
+import json
+
+import streamlit as st
+
+import ui
+from ftamem_core import consent, privacy
+from ftamem_core.editing import delete_session_memory, history
+from ftamem_core.store import StoreError
+
+st.title("Privacy")
+case_id = ui.require_case()
+store = ui.active_store()
+ui.show_flash()
+st.text(f"Case: {case_id}")
+
+st.subheader("Consent")
+current = consent.state(store, case_id)
+st.text(f"State: {current['state']}" + (f" · recorded by {current['who']} at {current['at']}" if current["at"] else ""))
+if current["note"]:
+    st.text(f"Note: {current['note']}")
+
+
+def record_consent(state: str) -> None:
+    try:
+        consent.record(store, case_id, state, ui.who(), st.session_state.get("consent_note", ""))
+    except StoreError as e:
+        ui.flash("error", ui.plain(e))
+        return
+    if state == "withdrawn":
+        job = ui.jobs().get(case_id)
+        if job is not None and job.running:
+            job.stop()  # the build also sees the withdrawal itself, from any process
+        ui.flash("warning", "Consent withdrawn: no more memory is built for this case. Finished sessions are kept "
+                            "until you erase the case below.")
+    else:
+        ui.flash("success", "Consent recorded: memory may be built for this case.")
+
+
+st.text_input("Note (how and where consent was given or withdrawn)", key="consent_note")
+c1, c2 = st.columns(2)
+c1.button("Record consent granted", on_click=record_consent, args=("granted",),
+          disabled=current["state"] == "granted")
+c2.button("Record consent withdrawn", on_click=record_consent, args=("withdrawn",),
+          disabled=current["state"] != "granted")
+with st.expander("Consent log"):
+    st.dataframe(consent.log(store, case_id), hide_index=True, column_order=["at", "state", "who", "note"])
+
+st.subheader("Retention")
+case = store.get_case(case_id)
+default_days = ui.settings().retention_days
+end = privacy.expires_at(case.created_at, case.retention_days or default_days)
+st.text(f"Ingested {case.created_at}; " + (f"erased automatically after {end.isoformat(timespec='minutes')}"
+                                          if end else "kept until erased by hand"))
+days = st.number_input("Retention in days (0: none)", min_value=0, value=case.retention_days or 0, step=30)
+
+
+def save_retention() -> None:
+    privacy.set_retention(store, case_id, int(days) or None)
+    ui.flash("success", "Retention saved.")
+
+
+st.button("Save retention", on_click=save_retention)
+
+st.subheader("What is stored")
+counts = privacy.case_counts(store, case_id)
+st.dataframe([{"what": k, "rows": v} for k, v in counts.items()], hide_index=True)
+
+st.subheader("Export")
+st.caption("One JSON document with everything stored about this case (dialogue, memory, history, consent, "
+           "builds and model-call records). It leaves this app's protection once downloaded.")
+if st.button("Prepare export"):
+    st.session_state["export"] = (case_id, json.dumps(privacy.export_case(store, case_id), ensure_ascii=False,
+                                                      indent=1).encode("utf-8"))
+prepared = st.session_state.get("export")
+if prepared and prepared[0] == case_id:
+    st.download_button("Download the export", prepared[1], file_name="case-export.json", mime="application/json",
+                       on_click=lambda: st.session_state.pop("export", None))
+
+st.subheader("Delete a session's memory")
+sessions = store.sessions(case_id)
+done = store.done_sessions(case_id)
+built = [s for s in sessions if s.id in done]
+if built:
+    pick = st.selectbox("Session", [s.idx for s in built], key="privacy_session")
+    why = st.text_input("Reason", key="privacy_session_reason")
+    if st.button("Delete this session's memory", disabled=not why.strip()):
+        session = next(s for s in built if s.idx == pick)
+        n = delete_session_memory(store, case_id, session.id, ui.who(), why)
+        ui.flash("success", f"Session {pick}: {n} units and what was derived from them deleted (its turns stay; "
+                            "a later build builds it again).")
+        st.rerun()
+else:
+    st.caption("No session has memory yet.")
+
+st.subheader("Erase this case")
+st.caption("Erases the dialogue, memory, vectors, history, consent log and records of this case for good, "
+           "and what this app holds of it in memory. Type the case id to confirm.")
+typed = st.text_input("Case id", key="erase_confirm")
+reason = st.text_input("Reason (kept in the erasure log, which holds no case id)", key="erase_reason")
+if st.button("Erase for good", type="primary", disabled=typed != case_id):
+    try:
+        erased = privacy.erase_case(store, case_id, ui.who(), reason)
+    except StoreError as e:
+        st.error(ui.plain(e))
+        st.stop()
+    for key in ("trace", "export", "erase_confirm", "upload"):
+        st.session_state.pop(key, None)
+    ui.flash("success", f"Erased: {sum(erased.values())} rows and the case's index files.")
+    st.rerun()
+
+with st.expander("Edit history of this case"):
+    st.dataframe(history(store, case_id), hide_index=True)

@@ -1,0 +1,298 @@
+"""Deletion, export and import, verified erasure, retention, and files readable by their owner only."""
+
+import json
+import os
+import sqlite3
+import stat
+import tempfile
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ftamem_core import consent, privacy
+from ftamem_core.cli import main
+from ftamem_core.construction import Builder
+from ftamem_core.editing import delete_unit, edit_unit, history
+from ftamem_core.migrations import MIGRATIONS, apply_migrations
+from ftamem_core.models import Link, SemanticEntry, utcnow
+from ftamem_core.retrieval import Cues, score_candidates
+from ftamem_core.store import Store, StoreError
+
+from conftest import ROOT, make_doc, make_unit, random_vectors
+from scripted import HashEmbedder, Pipeline
+from test_construction import SETTINGS
+
+
+def built(store, case_id="c1", marker=""):
+    doc = make_doc(case_id, sessions=2, turns=6)
+    if marker:
+        turns = doc.sessions[1].turns
+        turns[2] = turns[2].model_copy(update={"text": f"My sister's name is {marker} and she calls on Sundays."})
+    store.ingest([doc])
+    consent.record(store, case_id, "granted", "test", "scripted case")
+    pipeline = Pipeline(seg_size=2)
+    pipeline.extraction = lambda m: {"memory_units": [_echo(m)]}
+    Builder(store, pipeline.llm(), HashEmbedder(), SETTINGS).build(case_id)
+    return store
+
+
+def _echo(messages):
+    """A unit that repeats its fragment's first line (so a turn's words reach the memory)."""
+    from scripted import section, turn_indices, unit
+
+    body = section(messages, "Fragment turns:")
+    idx = turn_indices([{"content": body}])
+    return unit(" ".join(body.split()[:40]), idx[0], idx[-1])
+
+
+# Deleting ---------------------------------------------------------------------------------
+
+
+def test_deleting_a_unit_removes_its_history_text_and_the_entries_derived_from_it(store):
+    store.ingest([make_doc("c1")])
+    a, b = store.add_units("c1", [make_unit("c1", "Maya sleeps four hours"), make_unit("c1", "Maya runs")],
+                           random_vectors(2))
+    edit_unit(store, None, "c1", a, {"fact.text": "Maya sleeps five hours"}, 1, "Dr. Lee", "typo")
+    store.save_semantic("c1", [SemanticEntry(kind="situation", text="Maya sleeps badly", source_unit_ids=[a, b],
+                                             updated_at=utcnow()),
+                               SemanticEntry(kind="situation", text="Maya runs", source_unit_ids=[b],
+                                             updated_at=utcnow())])
+    with pytest.raises(StoreError, match="why"):
+        delete_unit(store, "c1", a, "Dr. Lee", " ")
+    delete_unit(store, "c1", a, "Dr. Lee", "asked by the client")
+    rows = history(store, "c1", "unit", a)
+    assert [r["action"] for r in rows] == ["edit", "delete"]
+    assert all(r["old"] is None and r["new"] is None for r in rows)  # what it said is gone
+    assert rows[0]["field"] == "fact.text" and rows[1]["reason"] == "asked by the client"
+    assert [e.text for e in store.semantic("c1")] == ["Maya runs"]  # the entry citing the unit went
+    assert store.index("c1").ids() == {b}
+
+
+def test_unit_and_link_ids_are_never_reused(store):
+    store.ingest([make_doc("c1")])
+    a, b = store.add_units("c1", [make_unit("c1", "a"), make_unit("c1", "b")], random_vectors(2))
+    (link,) = store.add_links("c1", [Link(source=b, target=a, relation="supports")])
+    store.delete_link("c1", link)
+    store.delete_unit("c1", b)  # the newest
+    (c,) = store.add_units("c1", [make_unit("c1", "c")], random_vectors(1, seed=1))
+    assert c > b
+    (again,) = store.add_links("c1", [Link(source=c, target=a, relation="supports")])
+    assert again > link
+    store.clear_case_memory("c1")  # what --from-scratch does
+    (d,) = store.add_units("c1", [make_unit("c1", "d")], random_vectors(1, seed=2))
+    assert d > c
+
+
+def test_an_old_store_is_migrated_to_ids_that_are_never_reused(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    old = [m for m in MIGRATIONS if m[0] < "0004"]
+    import ftamem_core.migrations as migrations
+
+    saved = list(migrations.MIGRATIONS)
+    migrations.MIGRATIONS[:] = old
+    try:
+        apply_migrations(conn, utcnow())
+    finally:
+        migrations.MIGRATIONS[:] = saved
+    conn.execute("INSERT INTO cases (id, created_at) VALUES ('c1', 'x')")
+    for i in (1, 2):
+        conn.execute("INSERT INTO units (id, case_id, fact_text, content_type, evidence_start, evidence_end,"
+                     " created_at, updated_at) VALUES (?, 'c1', ?, 'event', 0, 0, 'x', 'x')", (i, f"unit {i}"))
+    conn.execute("INSERT INTO links (case_id, source, target, relation, created_at) VALUES ('c1', 2, 1, 'supports', 'x')")
+    conn.close()
+    store = Store(path)
+    assert "0004_privacy" in store.applied_migrations
+    assert [u.fact.text for u in store.units("c1")] == ["unit 1", "unit 2"] and len(store.links("c1")) == 1
+    store.delete_unit("c1", 2)
+    assert store.links("c1") == []  # the foreign keys still cascade after the rebuild
+    (new,) = store.add_units("c1", [make_unit("c1", "new")])
+    assert new == 3
+
+
+def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
+    from ftamem_core.config import Ablations
+    from ftamem_core.packet import expand
+
+    store.ingest([make_doc("c1")])
+    vectors = random_vectors(3)
+    a, b, c = store.add_units("c1", [make_unit("c1", t) for t in "abc"], vectors)
+    store.add_links("c1", [Link(source=c, target=a, relation="updates")])
+    edit_unit(store, None, "c1", b, {"disputed": True}, 1, "Dr. Lee", "not what she said")
+    edit_unit(store, None, "c1", c, {"disputed": True}, 1, "Dr. Lee", "not what she said")
+    scored = score_candidates(store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10,
+                              ablations=Ablations(), score_all_below=100)
+    kept = {int(i) for i, k in zip(scored.ids, scored.kept) if k}
+    assert kept == {a} and scored.reasons[list(scored.ids).index(b)] == "disputed"
+    assert expand(store, "c1", [a], 1) == []  # its disputed neighbour is not added either
+
+
+# Export and import ------------------------------------------------------------------------
+
+
+def _tables(store, case_id):
+    doc = privacy.export_case(store, case_id)
+    return doc["tables"]
+
+
+def test_export_and_import_round_trip_every_table(tmp_path, capsys):
+    source = built(Store(tmp_path / "a.db"))
+    unit = source.units("c1")[0]
+    edit_unit(source, HashEmbedder(), "c1", unit.id, {"fact.text": "Corrected by hand"}, unit.version, "Dr. Lee", "fix")
+    exported = _tables(source, "c1")
+    assert all(exported[t] for t in ("cases", "turns", "units", "unit_vectors", "segments", "builds", "llm_calls",
+                                     "history", "consent_log", "build_sessions"))
+    out = tmp_path / "export.json"
+    assert main(["--db", str(tmp_path / "a.db"), "export", "c1", "--out", str(out)]) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert main(["--db", str(tmp_path / "b.db"), "import", str(out)]) == 0
+    target = Store(tmp_path / "b.db")
+    assert _tables(target, "c1") == exported
+    vector = target.index("c1").vector(unit.id)  # the index is rebuilt from the imported vectors
+    assert np.allclose(vector, source.index("c1").vector(unit.id))
+    capsys.readouterr()
+    assert main(["--db", str(tmp_path / "b.db"), "import", str(out)]) == 1
+    assert "already stored" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "ftamem-case-export", "version": 1, "case_id": "c1", "tables": {}}))
+    assert main(["--db", str(tmp_path / "c.db"), "import", str(bad)]) == 1
+    assert "holds no case" in capsys.readouterr().err
+    doc = json.loads(out.read_text())
+    doc["tables"]["units"][0]["case_id"] = "another"
+    bad.write_text(json.dumps(doc))
+    assert main(["--db", str(tmp_path / "c.db"), "import", str(bad)]) == 1
+    assert "belongs to another case" in capsys.readouterr().err
+    assert Store(tmp_path / "c.db").list_cases() == []  # nothing half-imported
+
+
+# Erasure ----------------------------------------------------------------------------------
+
+
+def _files_since(folder: Path, since: float):
+    for path in folder.rglob("*"):
+        try:
+            if path.is_file() and not path.is_symlink() and path.stat().st_mtime >= since:
+                yield path
+        except OSError:
+            continue
+
+
+def _holding(marker: bytes, folders, since: float) -> list[Path]:
+    found = []
+    for folder in folders:
+        for path in _files_since(folder, since):
+            if ".venv" in path.parts or ".git" in path.parts:
+                continue
+            try:
+                if marker in path.read_bytes():
+                    found.append(path)
+            except OSError:
+                continue
+    return found
+
+
+def test_erasure_leaves_the_marker_in_no_file_and_the_other_case_unchanged(tmp_path, capsys):
+    began = time.time() - 1
+    marker = f"Zq{uuid.uuid4().hex}"
+    folder = tmp_path / "store"
+    db = folder / "memory.db"
+    store = built(Store(db), "c1", marker)
+    built(store, "c2")
+    assert any(marker in u.fact.text for u in store.units("c1"))
+    unit = next(u for u in store.units("c1") if marker in u.fact.text)
+    edit_unit(store, HashEmbedder(), "c1", unit.id, {"affect.emotion_or_state": f"worried about {marker}"},
+              unit.version, "Dr. Lee", "feeling")
+    other = (store.units("c2"), store.links("c2"), store.semantic("c2"), store.stored_vectors("c2")[1].copy())
+    capsys.readouterr()
+    assert main(["--db", str(db), "export", "c1"]) == 0  # to standard output: the person takes it away
+    assert marker in capsys.readouterr().out
+    folders = [folder, ROOT, Path(tempfile.gettempdir())]
+    assert _holding(marker.encode(), folders, began)  # the test can see it before the erasure
+    code = main(["--db", str(db), "erase", "c1", "--yes", "--by", "Dr. Lee", "--reason", "client asked"])
+    assert code == 0
+    assert _holding(marker.encode(), folders, began) == []
+    assert _holding(marker.encode("utf-16-le"), folders, began) == []
+    assert (store.units("c2"), store.links("c2"), store.semantic("c2")) == other[:3]
+    assert np.array_equal(store.stored_vectors("c2")[1], other[3])
+    assert store.index("c2").ids() == {u.id for u in other[0]}
+    (row,) = privacy.erasures(store)
+    assert row["case_hash"] == privacy.case_hash("c1") and "c1" not in json.dumps(row).replace(row["case_hash"], "")
+    assert store.vectors.files("c1") == [] and not store.case_exists("c1")
+
+
+def test_erase_asks_for_confirmation(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "m.db")
+    built(Store(db))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["--db", db, "erase", "c1"]) == 1
+    assert "--yes" in capsys.readouterr().err and Store(db).case_exists("c1")
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "c")
+    assert main(["--db", db, "erase", "c1"]) == 1 and Store(db).case_exists("c1")
+    monkeypatch.setattr("builtins.input", lambda prompt: "c1")
+    assert main(["--db", db, "erase", "c1"]) == 0 and not Store(db).case_exists("c1")
+
+
+def test_erase_hooks_drop_what_a_running_app_holds(store):
+    from ftamem_core.jobs import BuildJob, JobRegistry
+
+    built(store)
+    registry = JobRegistry()
+    job = BuildJob("c1", Builder(store, Pipeline().llm(), HashEmbedder(), SETTINGS), "bws")
+    job.events.append("an event with text")
+    registry._jobs["c1"] = job
+    privacy.on_erase.append(registry.forget)
+    try:
+        privacy.erase_case(store, "c1", "test")
+    finally:
+        privacy.on_erase.remove(registry.forget)
+    assert registry.get("c1") is None and job.events == [] and job.builder.stop.is_set()
+
+
+# Retention --------------------------------------------------------------------------------
+
+
+def test_retention_erases_expired_cases_at_any_command_and_by_purge(tmp_path, capsys):
+    db = str(tmp_path / "m.db")
+    store = Store(db)
+    store.ingest([make_doc("old"), make_doc("kept"), make_doc("default")])
+    privacy.set_retention(store, "old", 30)
+    privacy.set_retention(store, "kept", 365)
+    past = (datetime.now(timezone.utc) - timedelta(days=31)).isoformat(timespec="seconds")
+    store.conn.execute("UPDATE cases SET created_at = ?", (past,))
+    later = datetime.now(timezone.utc) + timedelta(days=400)
+    assert privacy.expired(store) == ["old"]
+    assert privacy.expired(store, default_days=10) == ["default", "old"]
+    assert privacy.expired(store, now=later) == ["kept", "old"]
+    code, _, err = main(["--db", db, "cases"]), *capsys.readouterr()
+    assert code == 0 and "erased case 'old'" in err and not store.case_exists("old")
+    with pytest.raises(StoreError):
+        privacy.set_retention(store, "kept", 0)
+    assert main(["--db", db, "purge-expired"]) == 0
+    assert "no case past its retention period" in capsys.readouterr().out
+    assert main(["--db", db, "ingest", str(ROOT / "data" / "sample_case.json"), "--retention-days", "7"]) == 0
+    assert store.get_case("sample-daniel").retention_days == 7
+
+
+# Files ------------------------------------------------------------------------------------
+
+
+def test_store_files_are_readable_by_their_owner_only(tmp_path):
+    old = os.umask(0o022)
+    try:
+        store = built(Store(tmp_path / "private" / "memory.db"))
+        store.index("c1")
+    finally:
+        os.umask(old)
+    folder = tmp_path / "private"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = list(folder.rglob("*"))
+    assert any(p.suffix == ".faiss" for p in files) and any(p.name.endswith("-wal") for p in files)
+    for path in files:
+        expected = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path

@@ -53,7 +53,7 @@ with st.sidebar:
                 try:
                     st.json(health_check(ui.llm()))
                 except Exception as e:  # any backend failure is shown, not raised
-                    st.error(str(e).splitlines()[0] if str(e) else e.__class__.__name__)
+                    st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
     with st.expander("Settings in force"):

@@ -3,6 +3,7 @@ process (st.cache_resource); the active case and the chosen backend live in the 
 
 from __future__ import annotations
 
+import html
 import re
 
 import streamlit as st
@@ -23,6 +24,11 @@ def plain(text: object) -> str:
     """Text for a place Streamlit renders as Markdown (labels, captions): every Markdown and
     HTML character escaped, so dialogue or model text cannot become a link, image or format."""
     return _MARKDOWN.sub(r"\\\1", str(text))
+
+
+def chart_text(text: object) -> str:
+    """Text for a plotly label or hover: plotly reads <a>, <b>, <br> and the like as markup."""
+    return html.escape(str(text), quote=True)
 
 
 @st.cache_resource
@@ -108,9 +114,10 @@ def require_case() -> str:
     return case_id
 
 
-def flash(kind: str, message: str) -> None:
-    """A message from a callback, shown by the page on the run that follows."""
-    st.session_state.setdefault("_flash", []).append((kind, message))
+def flash(kind: str, message: object) -> None:
+    """A message from a callback, shown by the page on the run that follows (as text: it may
+    carry a case id, a file name or an error quoting the data)."""
+    st.session_state.setdefault("_flash", []).append((kind, plain(message)))
 
 
 def show_flash() -> None:

@@ -133,6 +133,7 @@ class Settings(BaseModel):
     link_per_fragment: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
+    max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)
     # Privacy: a case with no retention of its own is erased this many days after it was
     # ingested (None: kept until erased by hand); checked when the app or a command starts.
     retention_days: int | None = Field(None, ge=1)

@@ -14,9 +14,10 @@ import numpy as np
 if TYPE_CHECKING:
     from .config import Settings
 
-# The model ships inside a package: never ask a hub for anything.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The model ships inside a package: never ask a hub for anything (forced, not defaulted: an
+# environment that says otherwise must not make the app reach out).
+for _name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+    os.environ[_name] = "1"
 
 _MODELS: dict[str, object] = {}
 _LOCK = threading.Lock()

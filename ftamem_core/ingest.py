@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from .loaders import Format, LoadError, load_file, transcript
@@ -35,6 +36,13 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
         if consent_by is not None and written:
             consent.record(store, written, "granted", consent_by, consent_note)
     return outcome
+
+
+def upload_name(name: str) -> str:
+    """A file name sent by a browser as one plain name inside a temporary folder ('..', '/x' and
+    the like cannot leave it or name a folder); its stem still names a transcript's case."""
+    cleaned = re.sub(r"[^\w.-]+", "_", Path(name).name).strip("._")[:100]
+    return cleaned or "upload"
 
 
 def parse_pasted_session(text: str, session_time: str = "", max_turn_chars: int = 100_000) -> SessionDocument:

@@ -26,10 +26,15 @@ if st.button("Ask", type="primary", disabled=not question.strip()):
             st.session_state["trace"] = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings,
                                             k=int(k), ablations=PRESETS[preset])
         except Exception as e:  # a backend failure is shown, not raised
-            st.error(str(e).splitlines()[0] if str(e) else e.__class__.__name__)
+            st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
 
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
+    shown = trace.packet.unit_ids()
+    if len(store.rows_by_id(case_id, "units", "id", shown)) < len(shown):  # deleted since: not shown again
+        del st.session_state["trace"]
+        st.info("Memory this answer used has been deleted since; ask again.")
+        st.stop()
     st.subheader("Answer")
     st.text(trace.answer)
     units = {u.id: u for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]}

@@ -16,7 +16,8 @@ store = ui.active_store()
 settings = ui.settings()
 done = store.done_sessions(case_id)
 sessions = store.sessions(case_id)
-st.caption(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · {ui.llm_config().model}")
+st.caption(ui.plain(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · "
+                    f"{ui.llm_config().model}"))
 
 allowed = consent.granted(store, case_id)
 if not allowed:
@@ -59,9 +60,9 @@ def unit_card(unit: dict) -> None:
     with st.container(border=True):
         st.markdown(f"**m{u.id}** · `{u.fact.content_type}` · turns {u.evidence.start}–{u.evidence.end}")
         st.text(u.fact.text)
-        st.caption(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
-                   f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
-                   f"intention: {u.affect.intention_or_plan}")
+        st.caption(ui.plain(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
+                            f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
+                            f"intention: {u.affect.intention_or_plan}"))
 
 
 @st.fragment(run_every=1.0 if running else None)
@@ -90,7 +91,7 @@ def live() -> None:
     st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
                 f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
-        st.error(job.error)
+        st.error(ui.plain(job.error))
     if last_window:
         d = last_window.data
         st.subheader(f"Window turns {d['start']}–{d['end']}")

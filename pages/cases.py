@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows
+from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows, upload_name
 from ftamem_core.loaders import LoadError
 from ftamem_core.store import StoreError
 
@@ -30,7 +30,10 @@ def ingest(path: str, on_exists: str, sample: bool = False) -> None:
                               consent_by=ui.who() if sample else None,
                               consent_note="fictional sample case bundled with the app" if sample else "")
     except (LoadError, StoreError) as e:
-        ui.flash("error", str(e))
+        ui.flash("error", e)
+        return
+    except Exception as e:  # anything else: one line, nothing stored (ingest is one transaction)
+        ui.flash("error", f"could not load the file ({e.__class__.__name__})")
         return
     ui.flash("success", ", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
     if outcome:
@@ -42,8 +45,12 @@ def ingest_upload() -> None:
     if upload is None:
         ui.flash("warning", "Choose a file first.")
         return
+    limit = ui.settings().max_upload_mb
+    if upload.size > limit * 2**20:
+        ui.flash("error", f"The file is {upload.size / 2**20:.1f} MB; the limit is {limit} MB (setting max_upload_mb).")
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / Path(upload.name).name
+        path = Path(tmp) / upload_name(upload.name)
         path.write_bytes(upload.getvalue())
         ingest(str(path), st.session_state.get("on_exists", "refuse"))
 
@@ -75,21 +82,28 @@ with col2:
 def append_session(case_id: str, mode: str) -> None:
     """Button callback: append the typed or pasted session to the active case."""
     when = st.session_state.get("new_session_time", "")
+    pasted = st.session_state.get("pasted", "")
+    if mode == "paste" and len(pasted) > ui.settings().max_upload_mb * 2**20:
+        ui.flash("error", f"The pasted text is over {ui.settings().max_upload_mb} MB (setting max_upload_mb).")
+        return
     try:
         if mode == "paste":
-            doc = parse_pasted_session(st.session_state.get("pasted", ""), when, ui.settings().max_turn_chars)
+            doc = parse_pasted_session(pasted, when, ui.settings().max_turn_chars)
         else:
             doc = session_from_rows(_edited_rows(), when, ui.settings().max_turn_chars)
         session = store.append_session(case_id, doc)
     except (LoadError, StoreError) as e:
-        ui.flash("error", str(e))
+        ui.flash("error", e)
+        return
+    except Exception as e:  # anything else: one line, nothing stored
+        ui.flash("error", f"could not append the session ({e.__class__.__name__})")
         return
     ui.flash("success", f"session {session.idx} with {len(doc.turns)} turns appended to {case_id}")
 
 
 case_id = ui.active_case()
 if case_id:
-    with st.expander(f"Add a session to {case_id}"):
+    with st.expander(ui.plain(f"Add a session to {case_id}")):
         st.text_input("Session date and time", key="new_session_time", placeholder="2025-10-24 18:00")
         paste, typed = st.tabs(["Paste", "Turn by turn"])
         with paste:
@@ -104,7 +118,7 @@ if case_id:
                            column_config={"role": st.column_config.SelectboxColumn(options=["user", "assistant", "other"])})
             st.button("Append typed session", on_click=append_session, args=(case_id, "typed"))
 
-    st.subheader(f"Sessions of {case_id}")
+    st.subheader(ui.plain(f"Sessions of {case_id}"))
     counts = store.session_turn_counts(case_id)
     sessions = store.sessions(case_id)
     st.dataframe([{"#": s.idx, "id": s.source_id, "time": s.time or s.time_text, "turns": counts.get(s.id, 0)}

@@ -35,7 +35,7 @@ with left:
     uid = st.selectbox("Unit", ids, format_func=lambda i: f"m{i} {store.get_unit(case_id, i).fact.text[:60]}")
     unit = store.get_unit(case_id, uid)
     st.text(unit.fact.text)
-    st.caption(f"{unit.fact.content_type} · said {unit.time.dialogue_time} · {unit.lifecycle_status}")
+    st.caption(ui.plain(f"{unit.fact.content_type} · said {unit.time.dialogue_time} · {unit.lifecycle_status}"))
     if st.button("Edit on the Memory page"):
         st.session_state["unit_id"] = uid
         st.switch_page("pages/memory.py")
@@ -78,5 +78,5 @@ with right:
                     delete_link(store, case_id, lid, ui.who(), why)
                     ui.flash("success", f"link {lid} deleted")
                 except StoreError as e:
-                    ui.flash("error", ui.plain(e))
+                    ui.flash("error", e)
                 st.rerun()

@@ -59,7 +59,7 @@ with left:
 with right:
     st.subheader("Evidence turns")
     for t in store.turns(case_id, start=unit.evidence.start, end=unit.evidence.end):
-        st.markdown(f"**[{t.idx}] {t.speaker or t.role}**")
+        st.markdown(f"**[{t.idx}] {ui.plain(t.speaker or t.role)}**")
         st.text(t.text)
     links = store.links(case_id, unit_id=unit.id)
     if links:
@@ -106,8 +106,9 @@ with st.expander("History of this unit"):
     st.dataframe(history(store, case_id, "unit", unit.id), hide_index=True)
 
 st.subheader("Timeline")
-frame = [{"id": f"m{u.id}", "said": u.time.dialogue_time, "type": u.fact.content_type, "fact": u.fact.text[:80],
-          "feeling": u.affect.emotion_or_state, "session": sessions[u.evidence.session_id].idx}
+frame = [{"id": f"m{u.id}", "said": u.time.dialogue_time, "type": u.fact.content_type,
+          "fact": ui.chart_text(u.fact.text[:80]), "feeling": ui.chart_text(u.affect.emotion_or_state),
+          "session": sessions[u.evidence.session_id].idx}
          for u in units if u.time.dialogue_time and u.evidence.session_id in sessions]
 if frame:
     st.plotly_chart(px.strip(frame, x="said", y="type", color="type", hover_data=["id", "fact"]), width="stretch")

@@ -27,7 +27,7 @@ def record_consent(state: str) -> None:
     try:
         consent.record(store, case_id, state, ui.who(), st.session_state.get("consent_note", ""))
     except StoreError as e:
-        ui.flash("error", ui.plain(e))
+        ui.flash("error", e)
         return
     if state == "withdrawn":
         job = ui.jobs().get(case_id)

@@ -14,6 +14,14 @@ from streamlit.web import cli
 
 PagesManager.uses_pages_directory = False
 
+# What must hold wherever the server is started from (.streamlit/config.toml is read only from the
+# working directory): nothing leaves the machine, no table export, uploads within the setting.
+SAFE = ["--browser.gatherUsageStats=false", "--server.headless=true", "--client.disableDataExport=true"]
+
 if __name__ == "__main__":
-    app = str(Path(__file__).resolve().parents[1] / "app.py")
-    sys.exit(cli.main(["run", app, *sys.argv[1:]], standalone_mode=False))
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root))
+    from ftamem_core.config import load_settings
+
+    limit = f"--server.maxUploadSize={load_settings().max_upload_mb}"
+    sys.exit(cli.main(["run", str(root / "app.py"), *SAFE, limit, *sys.argv[1:]], standalone_mode=False))

@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from ftamem_core.ingest import ingest_file
 from ftamem_core.store import Store
+from ui import plain
 
 from conftest import ESMEMEVAL, ROOT
 
@@ -46,7 +47,7 @@ def test_load_sample_case_in_one_click(app):
     assert not at.exception
     assert [c["id"] for c in Store(db).list_cases()] == ["sample-daniel"]
     assert at.sidebar.selectbox[0].value == "sample-daniel"
-    assert at.subheader[-1].value == "Sessions of sample-daniel"
+    assert at.subheader[-1].value == plain("Sessions of sample-daniel")
 
 
 def test_existing_cases_are_listed_and_chosen(app):
@@ -58,7 +59,7 @@ def test_existing_cases_are_listed_and_chosen(app):
     assert not at.exception
     assert at.sidebar.selectbox[0].options == ["sample-maya"]
     assert at.sidebar.selectbox[0].value == "sample-maya"
-    assert at.subheader[-1].value == "Sessions of sample-maya"
+    assert at.subheader[-1].value == plain("Sessions of sample-maya")
 
 
 def test_uploaded_bad_file_shows_a_clear_error_and_writes_nothing(app):
@@ -68,7 +69,7 @@ def test_uploaded_bad_file_shows_a_clear_error_and_writes_nothing(app):
     at.file_uploader[0].set_value(("broken.json", bad, "application/json")).run()
     next(b for b in at.button if b.label == "Load file").click().run()
     assert not at.exception
-    assert at.error[0].value == "broken.json: $.sessions[0].turns[0]: missing key 'text'"
+    assert at.error[0].value == plain("broken.json: $.sessions[0].turns[0]: missing key 'text'")  # shown as text
     assert Store(db).list_cases() == []
 
 
@@ -78,7 +79,7 @@ def test_uploaded_transcript_is_loaded(app):
     text = b"# Case: typed\n## Session 2025-05-01\nAna: I started a new job.\nCounselor: How is it going?\n"
     at.file_uploader[0].set_value(("typed.txt", text, "text/plain")).run()
     next(b for b in at.button if b.label == "Load file").click().run()
-    assert not at.exception and at.success[0].value == "typed: added"
+    assert not at.exception and at.success[0].value == plain("typed: added")
     assert at.sidebar.selectbox[0].value == "typed"
     assert Store(db).list_cases()[0]["turns"] == 2
 
@@ -92,14 +93,14 @@ def test_a_pasted_session_is_appended_to_the_active_case(app):
     at.text_area[0].set_value("Maya: I ran with the group again.\nCounselor: How did it feel?\nMaya: Good, tired.")
     next(b for b in at.button if b.label == "Append pasted session").click().run()
     assert not at.exception
-    assert at.success[0].value == "session 3 with 3 turns appended to sample-maya"
+    assert at.success[0].value == plain("session 3 with 3 turns appended to sample-maya")
     last = s.sessions("sample-maya")[-1]
     turns = s.turns("sample-maya", session_id=last.id)
     assert last.time == "2025-04-20T18:00" and [t.idx for t in turns] == [30, 31, 32]
     assert turns[1].role == "assistant"
     at.text_area[0].set_value("no speaker here").run()
     next(b for b in at.button if b.label == "Append pasted session").click().run()
-    assert "expected 'Speaker: text'" in at.error[0].value
+    assert plain("expected 'Speaker: text'") in at.error[0].value
     assert len(s.sessions("sample-maya")) == 4
 
 
@@ -115,3 +116,24 @@ def test_a_typed_session_from_rows():
         session_from_rows([{"text": " "}])
     with pytest.raises(LoadError, match="role must be"):
         session_from_rows([{"role": "boss", "text": "hi"}])
+
+
+@pytest.mark.parametrize("name", ["../../x.json", "..json", "a/../../b.json"])
+def test_an_upload_named_to_leave_the_temporary_folder_is_read_inside_it(app, name):
+    at, db = app
+    at.run()
+    text = b'{"id": "odd", "sessions": [{"id": "s1", "turns": [{"speaker": "Ana", "text": "hello"}]}]}'
+    at.file_uploader[0].set_value((name, text, "application/json")).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not at.exception and at.success[0].value == plain("odd: added")
+
+
+def test_an_upload_over_the_size_limit_is_refused(app, monkeypatch):
+    monkeypatch.setenv("FTAMEM_MAX_UPLOAD_MB", "1")
+    st.cache_resource.clear()
+    at, db = app
+    at.run()
+    at.file_uploader[0].set_value(("big.json", b" " * (2**20 + 1), "application/json")).run()
+    next(b for b in at.button if b.label == "Load file").click().run()
+    assert not at.exception and "the limit is 1 MB" in at.error[0].value.replace("\\", "")
+    assert Store(db).list_cases() == []

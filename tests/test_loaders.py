@@ -169,3 +169,76 @@ def test_ingest_one_case_of_many(store):
     assert (row["sessions"], row["turns"], row["questions"]) == (19, 369, 105)
     with pytest.raises(LoadError, match="no case nope"):
         ingest_file(store, LOCOMO, only=["nope"])
+
+
+@pytest.mark.parametrize("body", [
+    "## Session 2025-03-02\nMaya:" + " " * 1_000_000 + "x\n",  # a turn of spaces: read, then refused as too long
+    "## Session 2025-03-02\nMaya" + " " * 1_000_000 + "x: hello\n",  # spaces where a speaker name goes
+    "## Session 2025-03-02\n" + "y" + " " * 1_000_000 + "z\n",
+    "# Case: a" + " " * 1_000_000 + "b\n## Session x\nMaya: hi\n",
+    "## Session 2025" + " " * 1_000_000 + "-03-02 x\nMaya: hi\n",
+    "## Session 2025-03-02\nMaya: " + "word " * 1_000_000 + "\n",  # a 5 MB single line
+])
+def test_transcript_lines_of_any_length_parse_in_one_pass(tmp_path, body):
+    """The turn pattern once backtracked quadratically on runs of spaces (8,000 took 7 s; a
+    million would take hours): each of these is now parsed or refused at once."""
+    path = tmp_path / "long.txt"
+    path.write_text(body)
+    try:
+        (doc,) = load_file(path)
+    except LoadError as e:
+        assert str(e).count("\n") == 0
+    else:
+        assert doc.sessions and all(len(t.text) <= 100_000 for s in doc.sessions for t in s.turns)
+
+
+def test_a_speaker_with_spaces_and_a_role_still_parses(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("## Session 2025-03-02\nDr. Lee   [assistant]  :   Hello there.\nNot a speaker line\n")
+    with pytest.raises(LoadError, match="line 3: expected 'Speaker: text'"):
+        load_file(path)
+    path.write_text("## Session 2025-03-02\nDr. Lee   [assistant]  :   Hello there.\n")
+    (doc,) = load_file(path)
+    turn = doc.sessions[0].turns[0]
+    assert (turn.speaker, turn.role, turn.text) == ("Dr. Lee", "assistant", "Hello there.")
+
+
+def _esmemeval(name):
+    return [{"id": "s1", "basic_info": {"name": name}, "dialog_history": [
+        {"id": "d1", "timestamp": "2025-03-02", "dialogue": [{"role": "seeker", "content": "hi"}]}]}]
+
+
+@pytest.mark.parametrize("content, problem", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"x": ' + "9" * 5000 + "}", "invalid JSON"),
+    (json.dumps([{"case": "c", "session": "s", "speaker": "A", "text": "hi \ud800"}]), "lone surrogate"),
+    (json.dumps(_esmemeval(["not", "a", "name"])), "basic_info.name: expected a string or an integer"),
+    (json.dumps({"id": "", "sessions": [{"id": "s", "turns": [{"speaker": "A", "text": "hi"}]}]}),
+     "id: String should have at least 1 character"),  # a value the models refuse
+])
+def test_hostile_json_gets_one_readable_line_and_stores_nothing(tmp_path, store, content, problem):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(LoadError, match=problem) as info:
+        ingest_file(store, path)
+    assert "\n" not in str(info.value) and str(info.value).startswith("bad.json")
+    assert store.list_cases() == []
+
+
+def test_hostile_json_through_the_command_line(tmp_path, capsys):
+    from ftamem_core.cli import main
+
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert main(["--db", str(tmp_path / "m.db"), "ingest", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
+
+
+@pytest.mark.parametrize("name, expected", [("..", "upload"), ("../../etc/passwd", "passwd"), ("/", "upload"),
+                                            ("maya notes.txt", "maya_notes.txt"), (".hidden.json", "hidden.json")])
+def test_uploaded_file_names_stay_inside_the_temporary_folder(tmp_path, name, expected):
+    from ftamem_core.ingest import upload_name
+
+    assert upload_name(name) == expected
+    assert (tmp_path / upload_name(name)).resolve().parent == tmp_path.resolve()

@@ -201,3 +201,19 @@ def test_privacy_page_withdraws_consent_and_erases_the_case(app):
     assert not at.exception
     assert not store.case_exists("sample-daniel") and store.vectors.files("sample-daniel") == []
     assert "export" not in at.session_state and "trace" not in at.session_state
+
+
+def test_ask_page_drops_an_answer_whose_memory_was_deleted(app):
+    from ftamem_core.editing import delete_unit
+
+    store = built(app)
+    at = open_page("pages/ask.py")
+    at.text_input[0].set_value("When did Daniel's father move into a care home?").run()
+    next(n for n in at.number_input if n.label == "τ").set_value(0.0).run()  # stored vectors are hashed words
+    next(b for b in at.button if b.label == "Ask").click().run()
+    used = at.session_state["trace"].packet.unit_ids()
+    assert used and any(h.value == "Memory packet" for h in at.subheader)
+    delete_unit(store, "sample-daniel", used[0], "Dr. Lee", "wrong")
+    at.run()
+    assert not at.exception and "trace" not in at.session_state
+    assert not any(h.value == "Memory packet" for h in at.subheader) and at.info

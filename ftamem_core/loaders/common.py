@@ -31,11 +31,36 @@ def read_text(path: Path) -> str:
 
 
 def parse_json(path: Path, text: str, place: str = "") -> Any:
+    where = f"{place} " if place else ""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except json.JSONDecodeError as e:
-        where = f"{place} " if place else ""
         raise LoadError(path, f"{where}line {e.lineno} column {e.colno}", f"invalid JSON ({e.msg})") from None
+    except RecursionError:
+        raise LoadError(path, place, "the JSON is nested too deeply") from None
+    except ValueError as e:  # e.g. an integer of more than 4,300 digits
+        raise LoadError(path, place, f"invalid JSON ({str(e).splitlines()[0][:120]})") from None
+    check_text(path, data, place)
+    return data
+
+
+def check_text(path: Path, data: Any, place: str = "") -> None:
+    """Every string of parsed JSON must be text that can be stored: a lone surrogate (``"\\ud800"``)
+    is valid JSON but not Unicode text. Walked without recursion (the nesting is the file's)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise LoadError(path, place, f"a string holds {value.encode('utf-8', 'backslashreplace')[:60]!r}, "
+                                             "a lone surrogate, which is not text") from None
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
 
 
 class Reader:

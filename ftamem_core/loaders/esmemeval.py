@@ -34,6 +34,7 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
         place = f"$[{n}]"
         case_id = str(r.get(seeker, "id", place, (str, int)))
         info = r.get(seeker, "basic_info", place, dict, required=False, default={})
+        name = str(r.get(info, "name", f"{place}.basic_info", (str, int), required=False, default=""))
         sessions = []
         for i, s in enumerate(r.items(r.get(seeker, "dialog_history", place, list), f"{place}.dialog_history")):
             splace = f"{place}.dialog_history[{i}]"
@@ -51,7 +52,7 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
                 idx = r.get(t, "idx", tplace, int, required=False, default=j)
                 turns.append(Turn(
                     role="user" if role == "seeker" else "assistant",
-                    speaker=info.get("name", "seeker") if role == "seeker" else "supporter",
+                    speaker=(name or "seeker") if role == "seeker" else "supporter",
                     timestamp=when, text=r.text(r.get(t, "content", tplace, (str, int, float)), f"{tplace}.content"),
                     original_id=f"{sid}:{idx}",
                 ))
@@ -74,7 +75,7 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
                 ))
         profile = {k: seeker[k] for k in ("basic_info", "social_relationship", "event_experience") if k in seeker}
         docs.append(CaseDocument(
-            case=Case(id=case_id, name=str(info.get("name", case_id)), source_format="esmemeval", profile=profile),
+            case=Case(id=case_id, name=name or case_id, source_format="esmemeval", profile=profile),
             sessions=sessions, questions=questions,
         ))
     return docs

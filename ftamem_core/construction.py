@@ -96,16 +96,20 @@ class Builder:
         case = self.store.get_case(case_id)
         consent.require(self.store, case_id)
         self._case_id = case_id
-        if from_scratch:
-            self.store.clear_case_memory(case_id)
-        done = self.store.done_sessions(case_id)
-        other = {m for m in done.values() if m != segmentation}
-        if other:
-            raise BuildError(f"case {case_id!r} was built with {', '.join(sorted(other))} segmentation; "
-                             f"rebuild it from scratch to use {segmentation}")
+        if not from_scratch:  # checked before taking the lock: a refused build leaves no record
+            self._check_segmentation(case_id, segmentation)
+        # The running build is the case's lock: taken before anything is cleared or written.
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include=BUILD_SETTINGS)}))
+        try:
+            if from_scratch:
+                self.store.clear_case_memory(case_id)
+            self._check_segmentation(case_id, segmentation)  # another process may have built meanwhile
+        except BaseException as e:
+            self.store.finish_build(build.id, "failed", str(e))
+            raise
+        done = self.store.done_sessions(case_id)
         report = BuildReport(build.id, "running")
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
@@ -140,6 +144,12 @@ class Builder:
         self.progress(Event("build_done", data={"status": report.status, "units": report.units,
                                                  "links": report.links, "seconds": round(report.seconds, 1)}))
         return report
+
+    def _check_segmentation(self, case_id: str, segmentation: str) -> None:
+        other = {m for m in self.store.done_sessions(case_id).values() if m != segmentation}
+        if other:
+            raise BuildError(f"case {case_id!r} was built with {', '.join(sorted(other))} segmentation; "
+                             f"rebuild it from scratch to use {segmentation}")
 
     def _abandon(self, case_id: str, session: Session | None, build_id: int, status: str, error: str) -> None:
         """A session is complete or absent: drop what the unfinished one wrote."""

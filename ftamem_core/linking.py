@@ -15,9 +15,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation
+from .models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation, utcnow
 from .representation import briefs_json
-from .store import Store
+from .store import NotFound, Store
 
 
 class UpdateOut(BaseModel):
@@ -60,7 +60,10 @@ def candidates(store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, thre
     for score, uid in zip(scores.tolist(), ids.tolist()):
         if uid < 0 or uid >= unit.id or score < threshold:
             continue
-        neighbour = store.get_unit(unit.case_id, uid)
+        try:
+            neighbour = store.get_unit(unit.case_id, uid)
+        except NotFound:  # deleted by hand since the search
+            continue
         if neighbour.construction_status != "final":
             continue
         found.append((neighbour, score))
@@ -79,7 +82,9 @@ def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUni
                   reply: LinkingReply) -> list[LinkOutcome]:
     """Store the judged relations and neighbour updates in one transaction. Only the pairs shown
     count, each once; a relation judged unknown changes nothing, and a suggested lifecycle or
-    completeness of "unknown" keeps the neighbour's known one."""
+    completeness of "unknown" keeps the neighbour's known one. A field a person has corrected is
+    never changed by the model; a change the model makes is written to the history as its own.
+    A unit deleted by hand while the build ran is skipped, not an error."""
     by_key = {key(u): u for u in new}
     shown = {(f"m{uid}", key(n)): n for uid, found in pairs.items() for n in found}
     outcomes = []
@@ -94,15 +99,35 @@ def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUni
             if update.relation == "unknown":
                 continue  # a relation that cannot be confirmed changes nothing
             when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
-            current = store.get_unit(unit.case_id, neighbour.id)  # an earlier update in this reply counts
-            lifecycle = current.lifecycle_status if update.lifecycle_status == "unknown" else update.lifecycle_status
-            completeness = current.completeness if update.completeness == "unknown" else update.completeness
+            present = store.units_by_id(unit.case_id, [neighbour.id, unit.id])  # an earlier update counts
+            if len(present) < 2:
+                continue
+            current = present[0]
+            human = corrected_fields(store, unit.case_id, neighbour.id)
+            lifecycle = current.lifecycle_status if update.lifecycle_status == "unknown" or "lifecycle_status" in human \
+                else update.lifecycle_status
+            completeness = current.completeness if update.completeness == "unknown" or "completeness" in human \
+                else update.completeness
             updated = store.set_unit_status(unit.case_id, neighbour.id, lifecycle, completeness, when)
+            for field, old, new_value in (("lifecycle_status", current.lifecycle_status, lifecycle),
+                                          ("completeness", current.completeness, completeness)):
+                if old != new_value:
+                    store.conn.execute(
+                        "INSERT INTO history (case_id, object, object_id, action, field, old, new, who, reason, at)"
+                        " VALUES (?, 'unit', ?, 'model_edit', ?, ?, ?, 'linking', ?, ?)",
+                        (unit.case_id, neighbour.id, field, old, new_value, f"m{unit.id} {update.relation} it", utcnow()))
             link = Link(case_id=unit.case_id, source=unit.id, target=neighbour.id, relation=update.relation,
                         confidence=update.relation_confidence, time=when)
             (link_id,) = store.add_links(unit.case_id, [link])
             outcomes.append(LinkOutcome(link.model_copy(update={"id": link_id}), updated))
     return outcomes
+
+
+def corrected_fields(store: Store, case_id: str, unit_id: int) -> set[str]:
+    """The fields of a unit a person has edited (the history's edit rows)."""
+    rows = store._rows("SELECT DISTINCT field FROM history WHERE case_id = ? AND object = 'unit' AND object_id = ?"
+                       " AND action = 'edit'", (case_id, unit_id))
+    return {r["field"] for r in rows}
 
 
 def render(new: list[FTAUnit], pairs: dict[int, list[FTAUnit]]) -> dict[str, str]:

@@ -294,6 +294,16 @@ def _privacy() -> str:
     """
 
 
+@migration("0005_build_owner")
+def _build_owner() -> str:
+    # A running build is the case's build lock; its process (host and pid) tells a live build from
+    # one whose process died.
+    return """
+    ALTER TABLE builds ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    ALTER TABLE builds ADD COLUMN pid INTEGER;
+    """
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

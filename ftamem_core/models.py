@@ -235,6 +235,8 @@ class Build(Record):
     error: str = ""
     started_at: str = Field(default_factory=utcnow)
     finished_at: str | None = None
+    host: str = ""  # the building process: a running build is the case's build lock
+    pid: int | None = None
 
 
 class CallRecord(Record):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import threading
 import uuid
@@ -59,6 +60,10 @@ class NotFound(StoreError):
     pass
 
 
+class BuildRunning(StoreError):
+    """The case is being built by a live process."""
+
+
 class VersionConflict(StoreError):
     """The record changed since it was read (another tab or process wrote it)."""
 
@@ -83,6 +88,8 @@ class Store:
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
         self.applied_migrations = apply_migrations(self.conn, utcnow())
+        with self.transaction():  # a build killed with its process shows as interrupted
+            self._interrupt_dead_builds()
         folder = None if in_memory else Path(self.path).with_suffix(".faiss")
         self.vectors = VectorStore(folder, dim, index_config)
 
@@ -171,6 +178,8 @@ class Store:
                 if exists and on_exists == "skip":
                     outcome[doc.case.id] = "skipped"
                     continue
+                if exists and self.building(doc.case.id):
+                    raise BuildRunning(f"case {doc.case.id!r} is being built; stop the build before replacing it")
                 if exists:
                     self.conn.execute("DELETE FROM cases WHERE id = ?", (doc.case.id,))
                 self._insert_case(doc)
@@ -543,13 +552,40 @@ class Store:
     # Builds -------------------------------------------------------------------------------
 
     def start_build(self, build: Build) -> Build:
+        """Record a running build: the case's build lock. Refused while another live process (or
+        this one) builds the case; a running build whose process died is marked interrupted."""
         with self.transaction():
+            self._interrupt_dead_builds(build.case_id)
+            running = self._rows("SELECT id, host, pid, started_at FROM builds WHERE case_id = ? AND status = 'running'",
+                                 (build.case_id,))
+            if running:
+                r = running[0]
+                raise BuildRunning(f"case {build.case_id!r} is being built (build {r['id']}, process {r['pid']} on "
+                                   f"{r['host'] or 'this machine'}, since {r['started_at']}); stop it or wait")
             cur = self.conn.execute(
-                "INSERT INTO builds (case_id, segmentation, settings, backend, model, status, started_at)"
-                " VALUES (?, ?, ?, ?, ?, 'running', ?)",
+                "INSERT INTO builds (case_id, segmentation, settings, backend, model, status, started_at, host, pid)"
+                " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
                 (build.case_id, build.segmentation, json.dumps(build.settings), build.backend, build.model,
-                 build.started_at))
+                 build.started_at, socket.gethostname(), os.getpid()))
         return build.model_copy(update={"id": cur.lastrowid, "status": "running"})
+
+    def building(self, case_id: str) -> bool:
+        """Whether a live process is building the case."""
+        with self.transaction():
+            self._interrupt_dead_builds(case_id)
+            return bool(self.conn.execute("SELECT 1 FROM builds WHERE case_id = ? AND status = 'running'",
+                                          (case_id,)).fetchone())
+
+    def _interrupt_dead_builds(self, case_id: str | None = None) -> int:
+        """Mark interrupted the running builds of this host whose process is gone (killed)."""
+        rows = self._rows("SELECT id, pid FROM builds WHERE status = 'running' AND host = ?"
+                          + (" AND case_id = ?" if case_id else ""),
+                          (socket.gethostname(), case_id) if case_id else (socket.gethostname(),))
+        dead = [r["id"] for r in rows if r["pid"] is None or not _alive(r["pid"])]
+        for build_id in dead:
+            self.conn.execute("UPDATE builds SET status = 'interrupted', error = 'its process ended', finished_at = ?"
+                              " WHERE id = ?", (utcnow(), build_id))
+        return len(dead)
 
     def finish_build(self, build_id: int, status: str, error: str = "") -> None:
         now = utcnow()
@@ -648,6 +684,16 @@ class Store:
         else:
             rows = self._rows("SELECT * FROM llm_calls WHERE case_id = ? ORDER BY id", (case_id,))
         return [CallRecord(**{**r, "ok": bool(r["ok"])}) for r in rows]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 _UNIT_COLUMNS = (

@@ -7,7 +7,7 @@ import streamlit as st
 import ui
 from ftamem_core.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
-from ftamem_core.store import StoreError
+from ftamem_core.store import StoreError, VersionConflict
 
 st.title("Memory")
 case_id = ui.require_case()
@@ -65,9 +65,35 @@ with right:
     if links:
         st.caption("Links: " + "; ".join(f"m{l.source} {l.relation} m{l.target}" for l in links))
 
-with st.form(f"edit-{unit.id}-{unit.version}"):
+# The version this tab's form shows is the one a save expects: read when the form's widgets are
+# created (not again on the run that saves), so another tab's save in between is refused, visibly.
+form = f"edit-{unit.id}-{st.session_state.get(f'form-nonce-{unit.id}', 0)}"
+if f"{form}-fact" not in st.session_state:
+    st.session_state[f"seen-{form}"] = unit.version
+
+
+def reload_unit(unit_id: int) -> None:
+    """A new form (fresh widgets from the stored unit) and the conflict dismissed."""
+    st.session_state[f"form-nonce-{unit_id}"] = st.session_state.get(f"form-nonce-{unit_id}", 0) + 1
+    st.session_state.pop("conflict", None)
+
+
+conflict = st.session_state.get("conflict")
+if conflict and conflict["unit"] == unit.id:
+    st.error(ui.plain(conflict["message"]))
+    st.button("Load the saved version (your unsaved change is dropped)", on_click=reload_unit, args=(unit.id,))
+
+def conflict_message(unit_id: int) -> str:
+    """Who changed the unit since this tab read it, and what they changed."""
+    changes = [h for h in history(store, case_id, "unit", unit_id)
+               if h["at"] and h["action"] in ("edit", "model_edit")][-3:]
+    said = "; ".join(f"{h['who']} set {h['field']} to {h['new']!r} at {h['at']}" for h in changes) or "changed by a build"
+    return f"Not saved: m{unit_id} was changed since you opened it ({said}). Load the saved version and redo your change."
+
+
+with st.form(form):
     st.subheader("Correct this unit")
-    text = st.text_area("Fact", unit.fact.text)
+    text = st.text_area("Fact", unit.fact.text, key=f"{form}-fact")
     summary = st.text_input("Summary", unit.fact.summary)
     c1, c2, c3 = st.columns(3)
     ctype = c1.selectbox("Content type", ContentType.__args__, index=ContentType.__args__.index(unit.fact.content_type))
@@ -88,9 +114,14 @@ with st.form(f"edit-{unit.id}-{unit.version}"):
                    "time.time_orientation": orientation, "affect.emotion_or_state": emotion,
                    "affect.intention_or_plan": intention, "time.completion": completion, "lifecycle_status": lifecycle,
                    "completeness": completeness, "disputed": disputed}
+        st.session_state.pop("conflict", None)
         try:
-            edit_unit(store, ui.embedder(), case_id, unit.id, changes, unit.version, ui.who(), reason)
+            saved = edit_unit(store, ui.embedder(), case_id, unit.id, changes, st.session_state[f"seen-{form}"],
+                              ui.who(), reason)
+            st.session_state[f"seen-{form}"] = saved.version
             ui.flash("success", f"m{unit.id} saved")
+        except VersionConflict:
+            st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
         except (StoreError, ValueError) as e:
             ui.flash("error", str(e).splitlines()[0])
         st.rerun()

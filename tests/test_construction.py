@@ -40,6 +40,20 @@ def build(store, pipeline=None, llm=None, **kwargs):
     return builder.build("c1", **kwargs), events, pipeline
 
 
+def dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def process_died(store):
+    """What a killed process leaves: its build still 'running', owned by a pid that is gone."""
+    store.conn.execute("UPDATE builds SET pid = ? WHERE status = 'running'", (dead_pid(),))
+
+
 def state(store):
     """What a build leaves, independent of row ids."""
     units = sorted((u.evidence.start, u.evidence.end, u.fact.text, u.construction_status, u.lifecycle_status)
@@ -188,6 +202,7 @@ def test_resume_after_a_kill_at_each_stage(store, stage, nth):
 
     with pytest.raises(Killed):
         build(store, llm=ScriptedLLM([dying] * 1000))
+    process_died(store)
     report, _, _ = build(store)
     assert report.status == "done"
     assert state(store) == expected  # no duplicate, no missing unit, link or entry
@@ -424,3 +439,30 @@ def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store
     spans = [(u.evidence.start, u.construction_status) for u in store.units("c1", None)]
     assert (0, "partial") in spans and (0, "final") not in spans  # turn 0 is in the open partial unit
     assert (2, "final") in spans  # turn 2 is in no unit: its own words
+
+
+def test_a_running_build_is_the_case_lock_and_a_dead_one_is_interrupted(tmp_path):
+    from ftamem_core.store import BuildRunning, Store
+
+    store = Store(tmp_path / "m.db")
+    store.ingest([doc()])
+    killed = []
+
+    def dying(stage_name, messages):
+        killed.append(1)
+        raise Killed()
+
+    with pytest.raises(Killed):
+        build(store, llm=ScriptedLLM([dying] * 10))
+    (running,) = store.builds("c1")
+    assert running.status == "running" and running.pid is not None  # this process lives: still locked
+    other = Store(tmp_path / "m.db")  # e.g. the command line while the app builds
+    with pytest.raises(BuildRunning, match="is being built"):
+        build(other)
+    with pytest.raises(BuildRunning, match="stop the build before replacing it"):
+        other.ingest([doc()], on_exists="replace")
+    process_died(store)
+    reopened = Store(tmp_path / "m.db")  # the next process start marks it
+    assert reopened.builds("c1")[0].status == "interrupted"
+    report, _, _ = build(reopened)
+    assert report.status == "done" and reopened.builds("c1")[-1].pid is not None

@@ -90,3 +90,30 @@ def test_partial_units_are_no_link_candidates(store):
     ids = store.add_units("c1", units, EMB.encode(texts))
     new = store.get_unit("c1", ids[1])
     assert candidates(store, new, EMB.encode([texts[1]])[0], limit=5, threshold=0.1) == []
+
+
+def test_a_persons_correction_wins_over_the_model_and_the_models_change_is_in_the_history(store):
+    from ftamem_core.editing import edit_unit, history
+
+    a, b, c = stored(store, ["Maya plans to buy curtains", "Maya plans to call Lena", "Maya bought the curtains"])
+    edit_unit(store, None, "c1", a.id, {"lifecycle_status": "pending"}, a.version, "Dr. Lee", "she has not bought them")
+    reply = LinkingReply.model_validate({"memory_updates": [update(c, a, lifecycle="completed", completeness="partial"),
+                                                            update(c, b, lifecycle="archived")]})
+    apply_updates(store, [c], {c.id: [a, b]}, reply)
+    kept = store.get_unit("c1", a.id)
+    assert kept.lifecycle_status == "pending"  # the counselor's correction stands
+    assert kept.completeness == "partial"  # a field nobody corrected follows the model
+    assert store.get_unit("c1", b.id).lifecycle_status == "archived"
+    model_rows = [h for h in history(store, "c1", "unit", a.id) + history(store, "c1", "unit", b.id)
+                  if h["action"] == "model_edit"]
+    assert {(h["object_id"], h["field"], h["new"], h["who"]) for h in model_rows} == {
+        (a.id, "completeness", "partial", "linking"), (b.id, "lifecycle_status", "archived", "linking"),
+        (b.id, "completeness", "complete", "linking")}
+
+
+def test_a_unit_deleted_while_the_build_links_is_skipped(store):
+    a, b, c = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains"])
+    store.delete_unit("c1", a.id)  # by hand, between the candidate search and the reply
+    reply = LinkingReply.model_validate({"memory_updates": [update(c, a), update(c, b, "supports")]})
+    outcomes = apply_updates(store, [c], {c.id: [a, b]}, reply)
+    assert [(o.link.source, o.link.target) for o in outcomes] == [(c.id, b.id)]

@@ -217,3 +217,23 @@ def test_ask_page_drops_an_answer_whose_memory_was_deleted(app):
     at.run()
     assert not at.exception and "trace" not in at.session_state
     assert not any(h.value == "Memory packet" for h in at.subheader) and at.info
+
+
+def test_two_tabs_editing_one_unit_the_second_save_is_refused_visibly(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    tab1, tab2 = open_page("pages/memory.py"), open_page("pages/memory.py")  # both read version 1
+    tab1.text_area[0].set_value("Daniel's father has early dementia.")
+    tab1.button[0].click().run()
+    assert store.get_unit("sample-daniel", first.id).fact.text == "Daniel's father has early dementia."
+    tab2.text_area[0].set_value("Daniel visits his father on Sundays.")
+    tab2.button[0].click().run()
+    assert not tab2.exception
+    assert store.get_unit("sample-daniel", first.id).fact.text == "Daniel's father has early dementia."  # kept
+    message = tab2.error[0].value.replace("\\", "")
+    assert message.startswith(f"Not saved: m{first.id} was changed") and "early dementia" in message
+    next(b for b in tab2.button if b.label.startswith("Load the saved version")).click().run()
+    assert tab2.text_area[0].value == "Daniel's father has early dementia."  # the other tab's edit, shown
+    tab2.text_area[0].set_value("Daniel's father has early dementia; Daniel visits on Sundays.")
+    tab2.button[0].click().run()
+    assert store.get_unit("sample-daniel", first.id).fact.text.endswith("visits on Sundays.")

@@ -44,7 +44,10 @@ class LLMConfig(BaseModel):
     max_retries: int = 2  # extra attempts after invalid or truncated output
     connect_retries: int = 3  # attempts when the server cannot be reached
     max_tokens: int = 1024
-    timeout: float = 600.0
+    # Seconds: to open a connection (a black-holed server fails in seconds, not minutes), and to
+    # wait for a reply (a CPU server may take minutes to generate).
+    connect_timeout: float = Field(5.0, gt=0)
+    timeout: float = Field(600.0, gt=0)
     seed: int = 0
     n_ctx: int = 8192
     n_threads: int | None = None  # None: llama.cpp picks (all cores)

@@ -28,7 +28,7 @@ from .grounding import support
 from .linking import apply_updates, candidates
 from .linking import render as render_links
 from .linking import reply_model as linking_reply
-from .llm import LLM, LLMUnavailable, call_context
+from .llm import LLM, LLMCancelled, LLMUnavailable, call_context
 from .longitudinal import apply as apply_longitudinal
 from .longitudinal import render as render_longitudinal
 from .longitudinal import reply_model as longitudinal_reply
@@ -116,7 +116,7 @@ class Builder:
                                                     "sessions": len(self.store.sessions(case_id))}))
         current: Session | None = None
         try:
-            with call_context(case_id=case_id, build_id=build.id):
+            with call_context(case_id=case_id, build_id=build.id, cancel=lambda: self._stop_reason() is not None):
                 for session in self.store.sessions(case_id):
                     if session.id in done:
                         report.sessions_skipped += 1
@@ -127,8 +127,8 @@ class Builder:
                     self._session(case.id, session, segmentation, window, build.id, report)
                     report.sessions_built += 1
                     current = None
-        except BuildStopped as e:
-            report.status, report.error = "stopped", str(e)
+        except (BuildStopped, LLMCancelled) as e:
+            report.status, report.error = "stopped", self._stop_reason() or str(e)
             if current is not None:
                 self.store.clear_session_memory(case_id, current.id)
         except LLMUnavailable as e:
@@ -189,11 +189,17 @@ class Builder:
         self._longitudinal(case_id, session, turns, build_id, segmentation)
         self.progress(Event("session_done", session.idx, {"units": report.units, "links": report.links}))
 
-    def _check_stop(self) -> None:
+    def _stop_reason(self) -> str | None:
         if self.stop.is_set():
-            raise BuildStopped("stopped by the user")
+            return "stopped by the user"
         if not consent.granted(self.store, self._case_id):  # withdrawn in any tab or process
-            raise BuildStopped("consent withdrawn")
+            return "consent withdrawn"
+        return None
+
+    def _check_stop(self) -> None:
+        reason = self._stop_reason()
+        if reason is not None:
+            raise BuildStopped(reason)
 
     def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
         messages = load_prompt("segmentation").messages(session_time=session.time or session.time_text or "unknown",

@@ -42,17 +42,54 @@ class LLMUnavailable(LLMError):
     """The backend could not be reached (after retries); the work can resume later."""
 
 
+class LLMCancelled(LLMError):
+    """The caller stopped waiting (a build's Stop, or its consent withdrawn)."""
+
+
 _CONTEXT: ContextVar[dict] = ContextVar("ftamem_llm_context", default={})
 
 
+_CANCEL: ContextVar[Callable[[], bool] | None] = ContextVar("ftamem_llm_cancel", default=None)
+
+
 @contextmanager
-def call_context(**fields: Any):
-    """Fields (case_id, build_id) stamped on every call record made inside the block."""
+def call_context(cancel: Callable[[], bool] | None = None, **fields: Any):
+    """Fields (case_id, build_id) stamped on every call record made inside the block. With
+    ``cancel``, each call waits in slices and gives up (LLMCancelled) as soon as it returns True:
+    a call in flight cannot be interrupted, but nobody has to wait for it."""
     token = _CONTEXT.set({**_CONTEXT.get(), **fields})
+    cancel_token = _CANCEL.set(cancel) if cancel is not None else None
     try:
         yield
     finally:
         _CONTEXT.reset(token)
+        if cancel_token is not None:
+            _CANCEL.reset(cancel_token)
+
+
+def _cancellable(stage: str, call: Callable[[], "Completion"]) -> "Completion":
+    """Run ``call`` here, or, when the context can cancel, in a worker thread watched every
+    half second (the worker finishes on its own; an embedded model stays busy until it does)."""
+    cancel = _CANCEL.get()
+    if cancel is None:
+        return call()
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["value"] = call()
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            result["error"] = e
+
+    worker = threading.Thread(target=work, name=f"llm-{stage}", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.5)
+        if worker.is_alive() and cancel():
+            raise LLMCancelled(f"{stage}: stopped while the model was answering")
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
 
 
 @dataclass
@@ -97,7 +134,7 @@ class LLM(ABC):
 
     @abstractmethod
     def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
-                  schema: dict | None, schema_name: str) -> Completion:
+                  schema: dict | None, schema_name: str, seed: int = 0) -> Completion:
         """One raw completion; raises LLMUnavailable when the backend cannot be reached."""
 
     def structured(self, stage: str, messages: Messages, response_model: type[T], *,
@@ -108,10 +145,14 @@ class LLM(ABC):
         started = time.perf_counter()
         problem = ""
         try:
-            for _ in range(1 + max(0, self.config.max_retries)):
+            for attempt in range(1 + max(0, self.config.max_retries)):
                 record.attempts += 1
-                out = self._complete(stage, messages, temperature, max_tokens or self.config.max_tokens,
-                                     schema, response_model.__name__)
+                # A retry is not the same request again: another seed, and some sampling where
+                # the first try was greedy (greedy decoding would repeat the invalid output).
+                out = _cancellable(stage, lambda: self._complete(
+                    stage, messages, temperature if attempt == 0 else max(temperature, 0.3 * attempt),
+                    max_tokens or self.config.max_tokens, schema, response_model.__name__,
+                    seed=self.config.seed + attempt))
                 record.prompt_tokens += out.prompt_tokens
                 record.completion_tokens += out.completion_tokens
                 if out.finish_reason == "length":
@@ -138,7 +179,9 @@ class LLM(ABC):
         record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name)
         started = time.perf_counter()
         try:
-            out = self._complete(stage, messages, temperature, max_tokens or self.config.max_tokens, None, "")
+            out = _cancellable(stage, lambda: self._complete(stage, messages, temperature,
+                                                             max_tokens or self.config.max_tokens, None, "",
+                                                             seed=self.config.seed))
         except LLMError as e:
             record.ok, record.error, record.seconds = False, str(e), time.perf_counter() - started
             self._record(record)
@@ -229,7 +272,7 @@ class EmbeddedLLM(LLM):
         model, _ = _llama(self.model_path, self.config)
         return len(model.tokenize(text.encode("utf-8"), add_bos=False)) if text else 0
 
-    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name, seed=0) -> Completion:
         model, lock = _llama(self.model_path, self.config)
         kwargs: dict[str, Any] = {}
         if schema is not None:
@@ -237,7 +280,7 @@ class EmbeddedLLM(LLM):
         with lock:
             try:
                 out = model.create_chat_completion(
-                    messages=messages, temperature=temperature, max_tokens=max_tokens, seed=self.config.seed, **kwargs
+                    messages=messages, temperature=temperature, max_tokens=max_tokens, seed=seed, **kwargs
                 )
             except ValueError as e:  # e.g. the prompt does not fit the context window
                 raise LLMError(f"{stage}: {e}") from None
@@ -259,21 +302,25 @@ class OpenAICompatLLM(LLM):
             raise LLMError("config: the openai backend needs a base_url (e.g. http://127.0.0.1:8000/v1)")
         from openai import OpenAI
 
-        self.client = OpenAI(base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0)
+        from openai import Timeout
+
+        self.client = OpenAI(base_url=config.base_url, api_key=config.api_key, max_retries=0,
+                             timeout=Timeout(config.timeout, connect=config.connect_timeout))
         self._dialect: str | None = None if config.dialect == "auto" else config.dialect
 
     @property
     def dialect(self) -> str:
         """json_schema for vLLM (and OpenAI), json_object + schema for llama.cpp's server."""
         if self._dialect is None:
-            try:
-                owners = {m.owned_by for m in self.client.models.list().data}
+            try:  # a quick question: the connect timeout bounds the whole of it
+                owners = {m.owned_by for m in self.client.with_options(timeout=2 * self.config.connect_timeout)
+                          .models.list().data}
             except Exception:
                 owners = set()
             self._dialect = "json_schema" if "vllm" in owners or not owners else "json_object"
         return self._dialect
 
-    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name, seed=0) -> Completion:
         import openai
 
         kwargs: dict[str, Any] = {}
@@ -291,7 +338,7 @@ class OpenAICompatLLM(LLM):
             try:
                 out = self.client.chat.completions.create(
                     model=self.config.model, messages=messages, temperature=temperature,
-                    max_tokens=max_tokens, seed=self.config.seed, **kwargs,
+                    max_tokens=max_tokens, seed=seed, **kwargs,
                 )
                 break
             except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError) as e:
@@ -329,9 +376,11 @@ class ScriptedLLM(LLM):
         super().__init__(config or LLMConfig(backend="scripted", model="scripted"), recorder)
         self.replies = list(replies)
         self.prompts: list[tuple[str, Messages]] = []
+        self.requests: list[dict] = []  # what each call asked for (sampling), for tests
 
-    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name) -> Completion:
+    def _complete(self, stage, messages, temperature, max_tokens, schema, schema_name, seed=0) -> Completion:
         self.prompts.append((stage, messages))
+        self.requests.append({"stage": stage, "temperature": temperature, "seed": seed})
         if not self.replies:
             raise LLMError(f"{stage}: the script has no reply left")
         reply = self.replies.pop(0)

@@ -16,8 +16,9 @@ def turn_indices(messages) -> list[int]:
 
 
 def section(messages, title: str) -> str:
+    """What follows ``title`` in the user message, without the <data> block markers."""
     text = messages[-1]["content"]
-    return text.split(title, 1)[1] if title in text else ""
+    return re.sub(r"</?data>", "", text.split(title, 1)[1]) if title in text else ""
 
 
 class Pipeline:

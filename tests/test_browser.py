@@ -36,7 +36,7 @@ class EchoPipeline(Pipeline):
     def extraction(self, messages):
         body = section(messages, "Fragment turns:")
         idx = turn_indices([{"content": body}])
-        first_text = body.strip().splitlines()[0].split(": ", 1)[-1]
+        first_text = next(line for line in body.strip().splitlines() if line.startswith("[")).split(": ", 1)[-1]
         return {"memory_units": [unit(f"Daniel said: {first_text}", idx[0], idx[-1])]}
 
 

@@ -313,7 +313,7 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     assert said <= covered
     # fragments [0-3] [4-7] per session: the first unit covers turn 0 (or 4), the pass turn 2 (or 6)
     assert pipeline.calls.count("coverage") == 4 and report.units == 8
-    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith("Turns to write a unit for: [2]")
+    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith("Turns to write a unit for: <data>[2]</data>")
     assert [e.data["turns"] for e in events if e.kind == "coverage"][0] == [2]
     assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
     assert case.builds("c1")[-1].settings["coverage_pass"] is True
@@ -466,3 +466,22 @@ def test_a_running_build_is_the_case_lock_and_a_dead_one_is_interrupted(tmp_path
     assert reopened.builds("c1")[0].status == "interrupted"
     report, _, _ = build(reopened)
     assert report.status == "done" and reopened.builds("c1")[-1].pid is not None
+
+
+def test_stop_takes_effect_while_a_model_call_is_in_flight(case):
+    release, stop = threading.Event(), threading.Event()
+    pipeline = Pipeline()
+
+    def slow(stage, messages):
+        if stage == "extraction":
+            stop.set()  # Stop pressed while the model is busy
+            release.wait(60)
+        return pipeline(stage, messages)
+
+    try:
+        report, _, _ = build(case, llm=ScriptedLLM([slow] * 1000), stop=stop)
+        assert (report.status, report.error) == ("stopped", "stopped by the user")
+        assert not release.is_set()  # the build did not wait for the call to end
+        assert case.units("c1", None) == [] and case.builds("c1")[-1].status == "stopped"
+    finally:
+        release.set()

@@ -136,7 +136,10 @@ class Settings(BaseModel):
     link_per_fragment: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
-    max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)
+    max_upload_mb: int = Field(50, ge=1)
+    # The turns of one prompt take at most this many characters (about a quarter as many tokens);
+    # longer ones are cut in the prompt only, and the build log says which (0: never cut).
+    prompt_turn_chars: int = Field(16_000, ge=0)  # the largest file the app accepts (and the paste box, in text)
     # Privacy: a case with no retention of its own is erased this many days after it was
     # ingested (None: kept until erased by hand); checked when the app or a command starts.
     retention_days: int | None = Field(None, ge=1)

@@ -36,7 +36,8 @@ from .longitudinal import unit_key
 from .models import Build, FTAUnit, Session, Turn
 from .prompts import load_prompt
 from .representation import retrieval_text
-from .segmentation import SegmentationReply, Span, merge_short, render_turns, segment_session, to_segments
+from .segmentation import (SegmentationReply, Span, cut_turns, merge_short, render_turns, segment_session,
+                           to_segments)
 from .store import Store, StoreError
 
 
@@ -45,6 +46,7 @@ BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "speaker_check", "ground_anchors", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
+    "prompt_turn_chars",
 }
 
 
@@ -60,7 +62,7 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, coverage, verbatim, duplicate, ungrounded,
+    kind: str  # build_started, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded,
     #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
@@ -96,6 +98,7 @@ class Builder:
         case = self.store.get_case(case_id)
         consent.require(self.store, case_id)
         self._case_id = case_id
+        self._cut_reported: set[int] = set()
         if not from_scratch:  # checked before taking the lock: a refused build leaves no record
             self._check_segmentation(case_id, segmentation)
         # The running build is the case's lock: taken before anything is cleared or written.
@@ -201,9 +204,18 @@ class Builder:
         if reason is not None:
             raise BuildStopped(reason)
 
+    def _render(self, turns: list[Turn], session: Session | None = None) -> str:
+        """The turns for a prompt, cut to ``prompt_turn_chars``; a cut is reported once per turn."""
+        limit = self.settings.prompt_turn_chars
+        cut = [i for i in cut_turns(turns, limit) if i not in self._cut_reported]
+        if cut:
+            self._cut_reported.update(cut)
+            self.progress(Event("cut", session.idx if session else None, {"turns": cut, "limit": limit}))
+        return render_turns(turns, limit)
+
     def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
         messages = load_prompt("segmentation").messages(session_time=session.time or session.time_text or "unknown",
-                                                        turns=render_turns(window_turns))
+                                                        turns=self._render(window_turns, session))
         reply, _ = self.llm.structured("segmentation", messages, SegmentationReply,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
@@ -214,7 +226,7 @@ class Builder:
         keys = [f"p{i + 1}" for i in range(len(carried))]
         messages = load_prompt("extraction").messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
-            incomplete_memory=incomplete_memory_json(carried, keys), turns=render_turns(fragment.turns))
+            incomplete_memory=incomplete_memory_json(carried, keys), turns=self._render(fragment.turns))
         model = extraction_reply(keys, min_units(fragment.turns, self.settings.min_unit_words,
                                                  self.settings.coverage_min_words, self.settings.turns_per_unit))
         reply, _ = self.llm.structured("extraction", messages, model,
@@ -269,7 +281,7 @@ class Builder:
         messages = load_prompt("coverage").messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
-            turns=render_turns(fragment.turns), targets=", ".join(f"[{t.idx}]" for t in missing))
+            turns=self._render(fragment.turns), targets=", ".join(f"[{t.idx}]" for t in missing))
         reply, _ = self.llm.structured("coverage", messages, coverage_reply_model(missing),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)

@@ -36,6 +36,9 @@ class ProgressBar:
             self.units += 1
         elif event.kind == "link_added":
             self.links += 1
+        elif event.kind == "cut":  # the build log says what the model did not see whole
+            self.bar.write(f"turns {', '.join(map(str, event.data['turns']))} cut to fit the prompt "
+                           f"(prompt_turn_chars {event.data['limit']:,}); stored whole")
         calls, tokens = self.store.build_usage(self.build_id) if self.build_id else (0, 0)
         self.bar.set_postfix_str(f"units {self.units} links {self.links} calls {calls} tokens {tokens}")
 

@@ -181,15 +181,38 @@ def merge_short(spans: list[Span], min_turns: int) -> list[Span]:
     return [tuple(s) for s in out]  # type: ignore[misc]
 
 
-def render_turns(turns: list[Turn]) -> str:
+def render_turns(turns: list[Turn], max_chars: int = 0) -> str:
     """Turns as the prompts show them: ``[global index] speaker: text``, with the role for an
     assistant and the time where it changes from the turn before (the session time is shown
-    once by the prompt), so the model reads the dialogue, not repeated metadata."""
+    once by the prompt), so the model reads the dialogue, not repeated metadata. With
+    ``max_chars``, the turns' texts together take at most that many characters (see cut_texts)."""
+    texts = cut_texts([t.text for t in turns], max_chars)
     lines = []
     previous = None
-    for t in turns:
+    for t, text in zip(turns, texts):
         when = f"({t.timestamp}) " if t.timestamp and t.timestamp != previous and previous is not None else ""
         previous = t.timestamp
         who = f"{t.speaker or t.role} (assistant)" if t.role == "assistant" else (t.speaker or t.role)
-        lines.append(f"[{t.idx}] {when}{who}: {t.text}")
+        lines.append(f"[{t.idx}] {when}{who}: {text}")
     return "\n".join(lines)
+
+
+def cut_texts(texts: list[str], max_chars: int) -> list[str]:
+    """Texts that fit ``max_chars`` together (0: no limit): the longest are cut first, each to the
+    largest equal share the others leave, and say how much is not shown. A stored turn stays whole;
+    only the prompt's copy is cut, so one huge turn cannot make a prompt outgrow the context."""
+    if max_chars <= 0 or sum(len(t) for t in texts) <= max_chars:
+        return list(texts)
+    cap, rest = max_chars, sorted(len(t) for t in texts)
+    for n, length in enumerate(rest):  # the cap at which the short texts stay whole
+        share = (max_chars - sum(rest[:n])) // (len(rest) - n)
+        if length > share:
+            cap = max(share, 80)
+            break
+    return [t if len(t) <= cap else f"{t[:cap]} […{len(t) - cap:,} characters not shown]" for t in texts]
+
+
+def cut_turns(turns: list[Turn], max_chars: int) -> list[int]:
+    """The indices of the turns ``render_turns`` cuts for this limit."""
+    texts = cut_texts([t.text for t in turns], max_chars)
+    return [t.idx for t, text in zip(turns, texts) if text != t.text]

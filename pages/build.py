@@ -110,11 +110,14 @@ def live() -> None:
             unit_card(unit)
     with right:
         st.subheader("Fusions, checks, links")
-        kinds = ("fusion", "coverage", "verbatim", "duplicate", "ungrounded", "link_added")
+        kinds = ("fusion", "cut", "coverage", "verbatim", "duplicate", "ungrounded", "link_added")
         for e in reversed([e for e in events if e.kind in kinds][-12:]):
             # model text goes through st.text: shown as text, never as Markdown
             if e.kind == "fusion":
                 st.text(f"fused: {e.data['fused']}")
+            elif e.kind == "cut":
+                st.caption(f"turns {', '.join(map(str, e.data['turns']))} cut to fit the prompt "
+                           f"({e.data['limit']:,} characters for a prompt's turns); stored whole")
             elif e.kind == "coverage":
                 st.caption(f"coverage pass for turns {', '.join(map(str, e.data['turns']))}")
             elif e.kind == "verbatim":

@@ -485,3 +485,20 @@ def test_stop_takes_effect_while_a_model_call_is_in_flight(case):
         assert case.units("c1", None) == [] and case.builds("c1")[-1].status == "stopped"
     finally:
         release.set()
+
+
+def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
+    huge = "I keep thinking about the night shift. " * 20_000  # ~780k characters: no context holds it
+    doc = CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2025-03-02"),
+        turns=[Turn(role="user", speaker="Maya", text="Hello."), Turn(role="user", speaker="Maya", text=huge),
+               Turn(role="assistant", speaker="Counselor", text="Tell me more.")])])
+    store.ingest([doc])
+    pipeline = Pipeline()
+    llm = pipeline.llm()
+    report, events, _ = build(store, pipeline, llm=llm, settings=SETTINGS.with_overrides(prompt_turn_chars=4_000))
+    assert report.status == "done"
+    assert llm.prompts and all(len(m[-1]["content"]) < 12_000 for _, m in llm.prompts)  # each prompt fits
+    (cut,) = [e for e in events if e.kind == "cut"]  # reported once, though every stage saw it
+    assert cut.data == {"turns": [1], "limit": 4_000}
+    assert store.turns("c1")[1].text == huge  # the stored turn is whole

@@ -135,3 +135,14 @@ def test_merge_short_joins_short_fragments_to_their_neighbours():
     for n in (1, 2, 3, 6, 20):  # still a partition of the same turns
         got = merge_short(spans, n)
         assert [i for a, b, _ in got for i in range(a, b + 1)] == list(range(11))
+
+
+def test_cut_texts_fits_the_limit_cutting_the_longest_first():
+    from ftamem_core.segmentation import cut_texts
+
+    texts = ["short", "x" * 10_000, "y" * 300]
+    cut = cut_texts(texts, 2_000)
+    assert cut[0] == "short" and cut[2] == "y" * 300  # what fits stays whole
+    assert cut[1].startswith("x" * 1_695) and cut[1].endswith("[…8,305 characters not shown]")
+    assert sum(len(t) for t in cut) < 2_000 + 40
+    assert cut_texts(texts, 0) == texts and cut_texts(texts, 20_000) == texts

@@ -3,10 +3,12 @@
 import streamlit as st
 
 import ui
-from ftamem_core.config import EMBEDDED_MODELS, LLMConfig
+from ftamem_core.config import LLMConfig
 from ftamem_core.llm import health_check
 
 st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
+ui.purge_expired()
+user = ui.sign_in()  # stops here with the sign-in form when it is required
 
 page = st.navigation({
     "Memory": [
@@ -19,34 +21,38 @@ page = st.navigation({
     ],
     # Audit and Evaluate pages come with their issues.
 })
-ui.purge_expired()
 
 
 def use_backend() -> None:
-    current = ui.llm_config()
-    if st.session_state["backend"] == "embedded":
-        config = current.model_copy(update={"backend": "embedded", "model": st.session_state["embedded_model"],
-                                            "base_url": None})
+    choice = st.session_state["backend_choice"]
+    if choice == CUSTOM:
+        config = ui.typed_backend(st.session_state["base_url"], st.session_state["server_model"])
     else:
-        config = current.model_copy(update={"backend": "openai", "base_url": st.session_state["base_url"],
-                                            "model": st.session_state["server_model"]})
+        config = ui.backends()[choice]
     st.session_state["llm_config"] = LLMConfig.model_validate(config.model_dump())
 
+
+CUSTOM = "a server I type in"
 
 with st.sidebar:
     s = ui.settings()
     ui.case_selector()
-    st.text_input("Your name (for the edit history)", key="who", placeholder="counselor")
+    if user:
+        st.text(f"Signed in as {user}")
+        if s.auth.oidc:
+            st.button("Sign out", on_click=st.logout)
+        elif st.button("Sign out"):
+            del st.session_state["user"]
+            st.rerun()
+    else:
+        st.text_input("Your name (for the edit history)", key="who", placeholder="type your name")
     with st.expander("Backend", expanded=False):
-        cfg = ui.llm_config()
-        st.radio("LLM", ["embedded", "openai"], key="backend", horizontal=True,
-                 index=1 if cfg.backend == "openai" else 0)
-        if st.session_state["backend"] == "embedded":
-            st.selectbox("Model", EMBEDDED_MODELS, key="embedded_model",
-                         index=EMBEDDED_MODELS.index(cfg.model) if cfg.model in EMBEDDED_MODELS else 0)
-        else:
-            st.text_input("Server URL", key="base_url", value=cfg.base_url or "http://127.0.0.1:8000/v1")
-            st.text_input("Model name", key="server_model", value=cfg.model if cfg.backend == "openai" else "Qwen/Qwen3-8B")
+        options = list(ui.backends()) + ([CUSTOM] if s.allow_custom_backend else [])
+        st.selectbox("LLM backend", options, key="backend_choice")
+        if st.session_state.get("backend_choice") == CUSTOM:
+            st.text_input("Server URL", key="base_url", value="http://127.0.0.1:8000/v1")
+            st.text_input("Model name", key="server_model", value="Qwen/Qwen3-8B")
+            st.caption("A typed server gets no configured API key, and its error messages are not shown.")
         st.button("Use this backend", on_click=use_backend)
         if st.button("Health check"):
             with st.spinner("one structured call…"):
@@ -57,6 +63,7 @@ with st.sidebar:
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
     with st.expander("Settings in force"):
-        st.json(s.model_dump(exclude={"llm"}) | {"llm": cfg.model_dump(exclude={"api_key"})}, expanded=False)
+        st.json(s.model_dump(exclude={"llm", "backends", "auth"}) | {"llm": cfg.model_dump(exclude={"api_key"})},
+                expanded=False)
 
 page.run()

@@ -8,10 +8,10 @@ import re
 
 import streamlit as st
 
-from ftamem_core.config import LLMConfig, Settings, load_settings
+from ftamem_core.config import EMBEDDED_MODELS, LLMConfig, Settings, load_settings
 from ftamem_core.embeddings import Embedder
 from ftamem_core.jobs import JobRegistry
-from ftamem_core import privacy
+from ftamem_core import auth, privacy
 from ftamem_core.llm import LLM, forget_prompts, make_llm
 from ftamem_core.store import Store
 
@@ -126,4 +126,61 @@ def show_flash() -> None:
 
 
 def who() -> str:
-    return st.session_state.get("who") or "counselor"
+    """The name for the edit history and the access log: the signed-in user where there is one."""
+    return st.session_state.get("user") or st.session_state.get("who") or "counselor"
+
+
+def sign_in() -> str | None:
+    """The signed-in user; when sign-in is required and nobody is signed in, the sign-in form
+    and nothing else (the script stops here)."""
+    s = settings()
+    address = st.get_option("server.address") or ""
+    if not auth.sign_in_required(address, s.auth.users, s.auth.oidc):
+        return None
+    problem = auth.start_problem(address, s.auth.users, s.auth.oidc)
+    if problem:  # scripts/app_server.py refuses to start like this; say so if started otherwise
+        st.error(plain(f"Refusing to serve: {problem}."))
+        st.stop()
+    if s.auth.oidc:
+        if not st.user.is_logged_in:
+            st.button("Sign in", on_click=st.login)
+            st.stop()
+        return str(st.user.get("email") or st.user.get("name") or "signed-in user")
+    if st.session_state.get("user") in s.auth.users:
+        return st.session_state["user"]
+    st.title("FTA-Mem Studio")
+    with st.form("sign-in"):
+        name = st.text_input("Name")
+        password = st.text_input("Password", type="password")
+        if st.form_submit_button("Sign in"):
+            if auth.check_user(s.auth.users, name, password):
+                st.session_state["user"] = name
+                st.rerun()
+            st.error("Wrong name or password.")
+    st.stop()
+
+
+def access(case_id: str, action: str, detail: str = "") -> None:
+    """Record who did what to a case; a page view is recorded once per session and page."""
+    if action == "view":
+        seen = st.session_state.setdefault("_viewed", set())
+        if (case_id, detail) in seen:
+            return
+        seen.add((case_id, detail))
+    auth.log_access(active_store(), case_id, who(), action, detail)
+
+
+def backends() -> dict[str, LLMConfig]:
+    """The backends the sidebar offers: the settings' own first, then the named ones, then the
+    embedded models."""
+    s = settings()
+    offered = {f"settings: {s.llm.backend} · {s.llm.model}": s.llm, **s.backends}
+    for name in EMBEDDED_MODELS:
+        offered.setdefault(f"embedded · {name}", s.llm.model_copy(update={"backend": "embedded", "model": name,
+                                                                          "base_url": None}))
+    return offered
+
+
+def typed_backend(base_url: str, model: str) -> LLMConfig:
+    """A server typed into the page: never given a configured key, its error bodies not shown."""
+    return LLMConfig(backend="openai", base_url=base_url, model=model, api_key="EMPTY", trusted=False)

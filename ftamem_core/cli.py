@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--by", help="who (default: your user name)")
     c.add_argument("--reason", default="")
     command("purge-expired", "erase the cases past their retention period and print them")
+    command("hash-password", "read a password (twice, not echoed) and print its hash for [auth.users]")
+    c = command("access-log", "who viewed, changed, built, asked or exported which case")
+    c.add_argument("--case", help="one case")
     return p
 
 
@@ -122,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command != "purge-expired":
             _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
+        _log_access(args, settings)
     except (LoadError, StoreError, ModelFileError, OSError) as e:
         return _fail(str(e))
     except ValidationError as e:
@@ -165,7 +169,21 @@ def _open(settings: Settings) -> Store:
 def _who(args) -> str:
     import getpass
 
-    return args.by or getpass.getuser()
+    return getattr(args, "by", None) or getpass.getuser()
+
+
+# Commands that read or change one case's data, logged as access (who: the user running them).
+_ACCESS = {"sessions": "view", "turns": "view", "units": "view", "links": "view", "memory": "view", "cost": "view",
+           "build": "build", "ask": "ask", "consent": "consent", "export": "export", "delete-unit": "change",
+           "delete-link": "change"}
+
+
+def _log_access(args, settings: Settings) -> None:
+    from .auth import log_access
+
+    action = _ACCESS.get(args.command)
+    if action is not None:
+        log_access(_open(settings), args.case, _who(args), action, f"command line: {args.command}")
 
 
 def _purge_expired(settings: Settings) -> None:
@@ -402,6 +420,33 @@ def cmd_purge_expired(args, settings: Settings):
     return {"erased": gone}, "\n".join(f"erased {c}" for c in gone) or "no case past its retention period"
 
 
+def cmd_hash_password(args, settings: Settings):
+    import getpass
+
+    from .auth import hash_password
+
+    if sys.stdin.isatty():
+        first, second = getpass.getpass("Password: "), getpass.getpass("Again: ")
+        if first != second:
+            raise StoreError("the two passwords differ")
+    else:
+        first = sys.stdin.readline().rstrip("\n")
+    if not first:
+        raise StoreError("an empty password")
+    hashed = hash_password(first)
+    return {"hash": hashed}, hashed
+
+
+def cmd_access_log(args, settings: Settings):
+    from .auth import access_log
+
+    store = _open(settings)
+    if args.case:
+        _require_case(store, args.case)
+    rows = access_log(store, args.case)
+    return rows, _table(rows, ["at", "case_id", "who", "action", "detail"])
+
+
 def cmd_bench(args, settings: Settings):
     from .bench import bench_retrieval
 
@@ -429,4 +474,6 @@ COMMANDS = {
     "delete-link": cmd_delete_link,
     "erase": cmd_erase,
     "purge-expired": cmd_purge_expired,
+    "hash-password": cmd_hash_password,
+    "access-log": cmd_access_log,
 }

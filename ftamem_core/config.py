@@ -52,6 +52,17 @@ class LLMConfig(BaseModel):
     n_ctx: int = 8192
     n_threads: int | None = None  # None: llama.cpp picks (all cores)
     prompt_cache_bytes: int = 1 << 30  # embedded: RAM for cached prompt prefixes (0: off)
+    # False for a server typed into the app: its error bodies are not shown (it may be anybody's).
+    trusted: bool = True
+
+
+class AuthConfig(BaseModel):
+    """Sign-in (auth.py): required when the app listens beyond 127.0.0.1 or users are configured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    users: dict[str, str] = Field(default_factory=dict)  # name -> hash from `ftamem hash-password`
+    oidc: bool = False  # Streamlit's st.login, the provider in .streamlit/secrets.toml [auth]
 
 
 class Ablations(BaseModel):
@@ -136,10 +147,10 @@ class Settings(BaseModel):
     link_per_fragment: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
-    max_upload_mb: int = Field(50, ge=1)
+    max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)
     # The turns of one prompt take at most this many characters (about a quarter as many tokens);
     # longer ones are cut in the prompt only, and the build log says which (0: never cut).
-    prompt_turn_chars: int = Field(16_000, ge=0)  # the largest file the app accepts (and the paste box, in text)
+    prompt_turn_chars: int = Field(16_000, ge=0)
     # Privacy: a case with no retention of its own is erased this many days after it was
     # ingested (None: kept until erased by hand); checked when the app or a command starts.
     retention_days: int | None = Field(None, ge=1)
@@ -148,6 +159,12 @@ class Settings(BaseModel):
     embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2
     embedding_batch_size: int = 64
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    # Backends the app's sidebar offers by name, beside `llm` (e.g. [backends."GPU server"]).
+    backends: dict[str, LLMConfig] = Field(default_factory=dict)
+    # Whether the sidebar lets a user type a server URL (off: only configured backends; a typed
+    # URL never receives a configured API key, and its error bodies are not shown).
+    allow_custom_backend: bool = False
+    auth: AuthConfig = Field(default_factory=AuthConfig)
 
     def k_for(self, source_format: str) -> tuple[int, str]:
         """The paper's K for a case's dataset, and why."""

@@ -347,7 +347,8 @@ class OpenAICompatLLM(LLM):
                 time.sleep(delay)
                 delay *= 2
             except openai.APIStatusError as e:
-                raise LLMError(f"{stage}: the server refused the request ({e.status_code}: {_brief(e)})") from None
+                said = f": {_brief(e)}" if self.config.trusted else ""
+                raise LLMError(f"{stage}: the server refused the request ({e.status_code}{said})") from None
         choice = out.choices[0]
         usage = out.usage
         return Completion(choice.message.content or "", choice.finish_reason,

@@ -304,6 +304,22 @@ def _build_owner() -> str:
     """
 
 
+@migration("0006_access_log")
+def _access_log() -> str:
+    # Who viewed, changed, built, asked or exported which case (erasures are in `erasures`).
+    return """
+    CREATE TABLE access_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        who TEXT NOT NULL,
+        action TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '',
+        at TEXT NOT NULL
+    );
+    CREATE INDEX access_case ON access_log(case_id, id);
+    """
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

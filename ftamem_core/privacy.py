@@ -27,7 +27,7 @@ EXPORT_VERSION = 1
 # Every table holding a case's rows, parents before children (the import order).
 CASE_TABLES = (
     "cases", "sessions", "turns", "questions", "segments", "units", "unit_vectors", "links", "semantic_memory",
-    "support_memory", "builds", "build_sessions", "llm_calls", "history", "consent_log",
+    "support_memory", "builds", "build_sessions", "llm_calls", "history", "consent_log", "access_log",
 )
 _ROW_KEY = {"unit_vectors": "unit_id", "build_sessions": "session_id"}  # tables keyed by another column
 # Hooks a running app adds to drop what it holds of an erased case (build events, traces, caches).

@@ -8,6 +8,7 @@ from ftamem_core.inference import ask
 
 st.title("Ask")
 case_id = ui.require_case()
+ui.access(case_id, "view", "ask page")
 store = ui.active_store()
 settings = ui.settings()
 question = st.text_input("Question", placeholder="When did … ?")
@@ -21,6 +22,7 @@ preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("fu
 
 if st.button("Ask", type="primary", disabled=not question.strip()):
     run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b))
+    ui.access(case_id, "ask")
     with st.spinner("rewriting, retrieving, answering…"):
         try:
             st.session_state["trace"] = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings,

@@ -12,6 +12,7 @@ from ftamem_core.models import FTAUnit
 
 st.title("Build")
 case_id = ui.require_case()
+ui.access(case_id, "view", "build page")
 store = ui.active_store()
 settings = ui.settings()
 done = store.done_sessions(case_id)
@@ -45,6 +46,7 @@ def start() -> None:
         ui.flash("error", str(e).splitlines()[0])
         return
     ui.jobs().start(BuildJob(case_id, builder, segmentation, int(window), from_scratch))
+    ui.access(case_id, "build", f"{segmentation}, W={int(window)}" + (", from scratch" if from_scratch else ""))
 
 
 job = ui.jobs().get(case_id)

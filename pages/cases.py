@@ -103,6 +103,7 @@ def append_session(case_id: str, mode: str) -> None:
 
 case_id = ui.active_case()
 if case_id:
+    ui.access(case_id, "view", "cases page")
     with st.expander(ui.plain(f"Add a session to {case_id}")):
         st.text_input("Session date and time", key="new_session_time", placeholder="2025-10-24 18:00")
         paste, typed = st.tabs(["Paste", "Turn by turn"])

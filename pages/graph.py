@@ -11,6 +11,7 @@ from ftamem_core.store import StoreError
 
 st.title("Graph")
 case_id = ui.require_case()
+ui.access(case_id, "view", "graph page")
 store = ui.active_store()
 ui.show_flash()
 units = store.units(case_id)
@@ -42,6 +43,7 @@ with left:
     reason = st.text_input("Reason", key="graph-unit-reason")
     if st.button("Delete this unit", disabled=not reason.strip(), help="a reason is required"):
         delete_unit(store, case_id, uid, ui.who(), reason)
+        ui.access(case_id, "change", f"deleted m{uid}")
         ui.flash("success", f"m{uid} deleted")
         st.rerun()
 with right:
@@ -76,6 +78,7 @@ with right:
             if c2.form_submit_button("Delete link"):
                 try:
                     delete_link(store, case_id, lid, ui.who(), why)
+                    ui.access(case_id, "change", f"deleted link {lid}")
                     ui.flash("success", f"link {lid} deleted")
                 except StoreError as e:
                     ui.flash("error", e)

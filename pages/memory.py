@@ -11,6 +11,7 @@ from ftamem_core.store import StoreError, VersionConflict
 
 st.title("Memory")
 case_id = ui.require_case()
+ui.access(case_id, "view", "memory page")
 store = ui.active_store()
 ui.show_flash()
 units = store.units(case_id, construction_status=None)
@@ -119,6 +120,7 @@ with st.form(form):
             saved = edit_unit(store, ui.embedder(), case_id, unit.id, changes, st.session_state[f"seen-{form}"],
                               ui.who(), reason)
             st.session_state[f"seen-{form}"] = saved.version
+            ui.access(case_id, "change", f"edited m{unit.id}")
             ui.flash("success", f"m{unit.id} saved")
         except VersionConflict:
             st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
@@ -130,6 +132,7 @@ with st.expander("Delete this unit"):
     why = st.text_input("Reason for deleting", key=f"del-reason-{unit.id}")
     if st.button("Delete unit", key=f"del-{unit.id}", disabled=not why.strip(), help="a reason is required"):
         delete_unit(store, case_id, unit.id, ui.who(), why)
+        ui.access(case_id, "change", f"deleted m{unit.id}")
         ui.flash("success", f"m{unit.id} deleted")
         st.rerun()
 

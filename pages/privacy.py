@@ -6,12 +6,13 @@ import json
 import streamlit as st
 
 import ui
-from ftamem_core import consent, privacy
+from ftamem_core import auth, consent, privacy
 from ftamem_core.editing import delete_session_memory, history
 from ftamem_core.store import StoreError
 
 st.title("Privacy")
 case_id = ui.require_case()
+ui.access(case_id, "view", "privacy page")
 store = ui.active_store()
 ui.show_flash()
 st.text(f"Case: {case_id}")
@@ -26,6 +27,7 @@ if current["note"]:
 def record_consent(state: str) -> None:
     try:
         consent.record(store, case_id, state, ui.who(), st.session_state.get("consent_note", ""))
+        ui.access(case_id, "consent", state)
     except StoreError as e:
         ui.flash("error", e)
         return
@@ -72,6 +74,7 @@ st.subheader("Export")
 st.caption("One JSON document with everything stored about this case (dialogue, memory, history, consent, "
            "builds and model-call records). It leaves this app's protection once downloaded.")
 if st.button("Prepare export"):
+    ui.access(case_id, "export", "prepared in the app")
     st.session_state["export"] = (case_id, json.dumps(privacy.export_case(store, case_id), ensure_ascii=False,
                                                       indent=1).encode("utf-8"))
 prepared = st.session_state.get("export")
@@ -113,3 +116,5 @@ if st.button("Erase for good", type="primary", disabled=typed != case_id):
 
 with st.expander("Edit history of this case"):
     st.dataframe(history(store, case_id), hide_index=True)
+with st.expander("Access log of this case"):
+    st.dataframe(auth.access_log(store, case_id), hide_index=True, column_order=["at", "who", "action", "detail"])

@@ -18,12 +18,16 @@ from ftamem_core.store import Store
 SAMPLE_CASE = "data/sample_case.json"
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+# GFM turns bare URLs, www. names and e-mail addresses into links after escapes are resolved, so
+# escaping cannot stop it: an invisible word joiner breaks the pattern and leaves the text as it reads.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)(?=[-\w])", re.I)
 
 
 def plain(text: object) -> str:
     """Text for a place Streamlit renders as Markdown (labels, captions): every Markdown and
-    HTML character escaped, so dialogue or model text cannot become a link, image or format."""
-    return _MARKDOWN.sub(r"\\\1", str(text))
+    HTML character escaped and autolinks broken, so dialogue or model text cannot become a link,
+    image or format."""
+    return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub("\u2060", str(text)))
 
 
 def chart_text(text: object) -> str:

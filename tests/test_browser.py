@@ -1,8 +1,10 @@
 """The app in a real browser: headless Chromium drives ``streamlit run app.py`` on 127.0.0.1.
 
 Checks that the Graph page's network renders, that dialogue text holding <script> and
-<img onerror> payloads runs nothing (also while the mouse hovers every node), that no page
-requests anything outside 127.0.0.1, and saves a screenshot of every page under artifacts/.
+<img onerror> payloads runs nothing (also while the mouse hovers every node), that Markdown image
+and link payloads in the case id, a speaker, a turn and the model's answer stay text, that no page
+requests anything outside 127.0.0.1 or links to another host, that the server process itself
+connects nowhere else (tests/netguard), and saves a screenshot of every page under artifacts/.
 """
 
 import json
@@ -15,7 +17,8 @@ import pytest
 
 from ftamem_core.config import load_settings
 from ftamem_core.construction import Builder
-from ftamem_core.ingest import ingest_file
+from ftamem_core import consent
+from ftamem_core.loaders import load_file
 from ftamem_core.models import SessionDocument, Session, Turn
 from ftamem_core.store import Store
 
@@ -27,7 +30,11 @@ pytestmark = pytest.mark.browser
 SHOTS = ROOT / "artifacts" / "screenshots"
 PAYLOADS = ['<script>window.__xss = 1; parent.__xss = 1;</script>',
             '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">']
-PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask"}
+PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask", "privacy": "privacy"}
+# Markdown that would make the browser fetch or link another host if it were rendered.
+CASE = "![x](//example.invalid/case.png)"
+SPEAKER = "[Daniel](http://example.invalid/speaker)"
+MARKDOWN_TURN = "See ![y](http://example.invalid/turn.png) and [this](https://example.invalid/link)"
 
 
 class EchoPipeline(Pipeline):
@@ -47,21 +54,28 @@ def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     db = tmp / "app.db"
     store = Store(db)
-    ingest_file(store, SAMPLE, consent_by="test")
-    store.append_session("sample-daniel", SessionDocument(
+    (doc,) = load_file(SAMPLE)
+    doc.case.id = CASE
+    store.ingest([doc])
+    consent.record(store, CASE, "granted", "test", "browser test")
+    store.append_session(CASE, SessionDocument(
         session=Session(source_id="xss", time="2025-10-24"),
         turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]
+        + [Turn(role="user", speaker=SPEAKER, text=MARKDOWN_TURN)]
         + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")]))
-    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)).build("sample-daniel")
-    assert any("<script>" in u.fact.text for u in store.units("sample-daniel"))
+    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)).build(CASE)
+    assert any("<script>" in u.fact.text for u in store.units(CASE))
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps(SCRIPT))
     port = free_port()
-    env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
+    guard_log = tmp / "outbound.log"
+    guard_log.touch()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests" / "netguard"), "FTAMEM_NET_GUARD_LOG": str(guard_log),
+           "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
            "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}  # the script writes one unit a call
     url = f"http://127.0.0.1:{port}"
-    yield from (url for _ in serve(
+    yield from ((url, guard_log) for _ in serve(
         [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
          "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
 
@@ -119,7 +133,7 @@ def _requested_urls(driver) -> list[str]:
 def test_graph_renders_and_payloads_run_nothing(server, browser):
     from selenium.webdriver.common.action_chains import ActionChains
 
-    _open(browser, server, "graph")
+    _open(browser, server[0], "graph")
     frame = _wait(lambda: [f for f in browser.find_elements("css selector", "iframe")
                            if "graph" in (f.get_attribute("srcdoc") or "")], 60)
     assert frame, "the graph iframe is missing"
@@ -159,14 +173,66 @@ def test_graph_renders_and_payloads_run_nothing(server, browser):
     browser.save_screenshot(str(SHOTS / "graph-hover.png"))
 
 
+_FOREIGN = """
+const bad = [];
+const local = u => /^(https?|wss?):\\/\\/127\\.0\\.0\\.1[:\\/]/.test(u) || /^(data|blob|about|javascript):/.test(u);
+const docs = [document, ...[...document.querySelectorAll('iframe')].map(f => f.contentDocument).filter(d => d)];
+for (const d of docs) {
+  for (const a of d.querySelectorAll('a[href]')) if (!local(a.href)) bad.push('a ' + a.href);
+  for (const i of d.querySelectorAll('img[src], source[src], link[href], script[src]'))
+    if (!local(i.src || i.href)) bad.push(i.tagName + ' ' + (i.src || i.href));
+}
+return bad;
+"""
+
+
+def _filter(driver, text):
+    from selenium.webdriver.common.keys import Keys
+
+    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
+                             if e.get_attribute("aria-label") == "Text contains"))
+    box.send_keys(text, Keys.ENTER)
+
+
+def _ask(driver, question):
+    from selenium.webdriver.common.keys import Keys
+
+    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
+                             if e.get_attribute("aria-label") == "Question"))
+    box.send_keys(question, Keys.TAB)  # the button is enabled once the box has committed its value
+    button = _wait(lambda: next(b for b in driver.find_elements("css selector", "button")
+                                if b.text.strip() == "Ask" and b.is_enabled()))
+    button.click()
+    return _wait(lambda: "example.invalid/p.png" in _text(driver), 90)
+
+
+def _text(driver) -> str:
+    """The page's text as a person reads it (ui.plain's invisible autolink breakers dropped)."""
+    return driver.find_element("css selector", "body").text.replace("\u2060", "")
+
+
 def test_every_page_renders_and_requests_nothing_outside_loopback(server, browser):
+    url, guard_log = server
     browser.get_log("performance")  # drop earlier entries
     for page in PAGES:
-        _open(browser, server, page)
+        _open(browser, url, page)
         assert browser.execute_script("return window.__xss === undefined")
+        if page == "ask":
+            assert _ask(browser, "When did his father move?"), "the scripted answer was not shown"
+            browser.save_screenshot(str(SHOTS / "ask-answered.png"))
+        body = _text(browser)
+        if page == "cases":
+            assert CASE in body, "cases: the case id is not shown as text"
+        if page == "memory":  # the payload unit, found by its text: its evidence turns hold them
+            _filter(browser, "Look at this")
+            assert _wait(lambda: SPEAKER in _text(browser) and MARKDOWN_TURN in _text(browser), 30), \
+                "memory: the Markdown payloads are not shown as text"
+            browser.save_screenshot(str(SHOTS / "memory-payloads.png"))
+        assert browser.execute_script(_FOREIGN) == [], f"{page}: an element points outside 127.0.0.1"
     urls = _requested_urls(browser)
     assert urls, "no request was logged"
     outside = [u for u in urls if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:"))]
     assert outside == []
     for page in PAGES:
         assert (SHOTS / f"{page}.png").stat().st_size > 10_000
+    assert guard_log.read_text() == "", "the app's server process tried to reach another host"

@@ -167,6 +167,8 @@ def test_ask_page_shows_answer_and_trace(app):
 def test_plain_escapes_markdown_and_html():
     import ui
     assert ui.plain("![x](//h/p.png) <b>*b*</b>") == r"\!\[x\]\(//h/p\.png\) \<b\>\*b\*\</b\>"
+    # Bare URLs, www. names and addresses, which GFM links after escaping, get an invisible break.
+    assert ui.plain("http://h.org www.h.org a@h.org") == "http\\:\u2060//h\\.org www\u2060\\.h\\.org a@\u2060h\\.org"
 
 
 def test_build_page_asks_for_consent_before_building(app):

@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,7 +64,7 @@ class Store(BuildRecords):
         # Deleted rows are overwritten with zeros, not left in free pages (erasure, privacy.py).
         self.conn.execute("PRAGMA secure_delete = ON")
         if not in_memory:
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            _use_wal(self.conn)
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
         self.applied_migrations = apply_migrations(self.conn, utcnow())
@@ -554,6 +555,21 @@ class Store(BuildRecords):
                     self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
                 self.new_vector_token(case_id)
             self.vectors.drop(case_id)
+
+def _use_wal(conn: sqlite3.Connection, seconds: float = 10.0) -> None:
+    """Switch a database to WAL. The switch needs the database to itself and SQLite does not wait
+    for it (no busy handler): two processes opening a new database at once got "database is
+    locked" (reproduced in 1 of ~100 tries under load). Retry like busy_timeout would."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
 
 _UNIT_COLUMNS = (
     "case_id", "session_id", "fact_text", "summary", "content_type", "participants", "dialogue_time",

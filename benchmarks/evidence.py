@@ -80,7 +80,7 @@ def measure(store: Store, case_id: str, settings, embedder) -> dict:
     def row(label: str, k: int, budget: int):
         fta_p = fta_t = rag_r = fta_tok = rag_tok = 0.0
         for (q, gold), vector in zip(questions, vectors):
-            shown = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget)
+            shown = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget, rag=rag)
             p, t = shown.recall(gold)
             base = rag.packet(vector, None if budget else k, budget)
             fta_p, fta_t, fta_tok = fta_p + p, fta_t + t, fta_tok + shown.tokens

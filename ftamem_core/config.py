@@ -109,6 +109,9 @@ class Settings(BaseModel):
     # Beyond the paper: the packet is cut to this many tokens (units one line each first, then
     # source turns that add words); 0 renders everything retrieved.
     packet_token_budget: int = Field(1000, ge=0)
+    # Beyond the paper: this many raw turns most similar to the question (cosine >= tau) compete
+    # with the units for the packet, merged by embedding similarity (packet.py); 0: the paper's packet.
+    turn_channel: int = Field(10, ge=0)
     # A unit still partial at the end of the built case is retrievable, flagged as partial.
     retrieve_open_partials: bool = True
     answer_max_tokens: int = 512

@@ -12,7 +12,7 @@ from .config import Ablations, Settings
 from .construction import people
 from .embeddings import Embedder
 from .llm import LLM, call_context
-from .packet import MemoryPacket, build_packet, render
+from .packet import MemoryPacket, build_packet, channel_turns, render, turn_lines
 from .prompts import load_prompt
 from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates
 from .store import Store
@@ -30,7 +30,8 @@ class AskTrace:
     packet_text: str = ""
     packet_tokens: int = 0
     shown_unit_ids: list[int] = field(default_factory=list)  # units the packet shows (within its budget)
-    shown_turn_ids: list[int] = field(default_factory=list)  # source turns it shows word for word
+    shown_turn_ids: list[int] = field(default_factory=list)  # turns it shows word for word
+    channel_turn_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
     answer: str = ""
     cited_unit_ids: list[int] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
@@ -50,6 +51,7 @@ class AskTrace:
                 "semantic": [e.model_dump() for e in p.semantic], "support": [e.model_dump() for e in p.support],
                 "text": self.packet_text, "tokens": self.packet_tokens,
                 "shown_unit_ids": self.shown_unit_ids, "shown_turn_ids": self.shown_turn_ids,
+                "channel_turn_ids": self.channel_turn_ids,
             },
             "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
         }
@@ -66,6 +68,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
     trace = AskTrace(case_id, question, settings={
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
+        "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
@@ -86,7 +89,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
 
         started = time.perf_counter()
-        relevance = None
+        relevance, scores, channel = None, {}, []
         if not ab.question_only:
             vector = embedder.encode([trace.query])[0]
             scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
@@ -95,10 +98,17 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
                                               open_partials=settings.retrieve_open_partials)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
             relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
+            if settings.turn_channel and not ab.fact_only:
+                scores = scored.similarity()
+                turns = store.turns(case_id)
+                question_vector = embedder.encode([question])[0]
+                channel = channel_turns(turns, embedder.encode(turn_lines(turns)), question_vector,
+                                        settings.turn_channel, settings.tau)
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
-                                    settings.auxiliary_limit, relevance, settings.tau)
+                                    settings.auxiliary_limit, relevance, settings.tau, scores, channel)
         shown = render(trace.packet, ab, settings.packet_token_budget, llm.count_tokens)
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
+        trace.channel_turn_ids = shown.channel_ids
         trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)
         trace.packet_tokens = llm.count_tokens(trace.packet_text)
 

@@ -11,6 +11,12 @@ pointer, time and feeling; a source turn is shown once, and only where it adds w
 line does not have. Under a budget the packet is filled by priority: primary units by rank until
 one does not fit, then linked units, source turns of the units shown and notes while they fit;
 what is shown is then laid out by section and time. The rendering records which units and turns it showed.
+
+Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
+compete with the primary units for the budget, merged by the one score both have, embedding
+similarity (a unit's s_emb with the query, a turn's cosine with the question; units keep their R
+order), and a turn is taken only when no unit shown so far points to it. Small models leave evidence in
+no unit or rank its unit low; the channel lets the packet hold that evidence word for word.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ class MemoryPacket:
     sources: dict[int, list[Turn]] = field(default_factory=dict)  # unit id -> its evidence turns
     semantic: list[SemanticEntry] = field(default_factory=list)  # most relevant first
     support: list[SupportEntry] = field(default_factory=list)
+    scores: dict[int, float] = field(default_factory=dict)  # primary unit id -> s_emb (merging with the channel)
+    channel: list[tuple[float, Turn]] = field(default_factory=list)  # turn channel: raw turns, best first
 
     def unit_ids(self) -> list[int]:
         return [u.id for u in self.primary] + [n.unit.id for n in self.neighbours]
@@ -55,7 +63,8 @@ class Rendered:
 
     text: str
     unit_ids: list[int] = field(default_factory=list)  # units shown (their evidence pointers)
-    turn_ids: list[int] = field(default_factory=list)  # source turns shown word for word
+    turn_ids: list[int] = field(default_factory=list)  # turns shown word for word (sources and channel)
+    channel_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
     tokens: int = 0  # as counted while filling the budget
 
     def pointed_turns(self, packet: MemoryPacket) -> set[int]:
@@ -102,10 +111,12 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int) ->
 
 def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: int, ablations: Ablations,
                  auxiliary_limit: int, relevance: Callable[[list[str]], np.ndarray] | None = None,
-                 floor: float = 0.0) -> MemoryPacket:
+                 floor: float = 0.0, scores: dict[int, float] | None = None,
+                 channel: list[tuple[float, Turn]] | None = None) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
-    entries citing packet units are kept in the order their cited units rank."""
+    entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
+    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on."""
     if ablations.question_only:
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
@@ -117,6 +128,8 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
+    if channel and not fact_only:
+        packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
         semantic = store.semantic(case_id)
         packet.semantic = _relevant(semantic, [e.text for e in semantic], packet.unit_ids(), relevance, floor,
@@ -125,6 +138,40 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         packet.support = _relevant(support, [f"{e.strategy}: {e.outcome}. {e.text}" for e in support],
                                    packet.unit_ids(), relevance, floor, auxiliary_limit)
     return packet
+
+
+def turn_lines(turns: list[Turn]) -> list[str]:
+    """Turns as they are embedded for the turn channel and for turn-level RAG."""
+    return [render_turn(t, Ablations()).strip() for t in turns]
+
+
+def channel_turns(turns: list[Turn], vectors: np.ndarray, query_vector: np.ndarray, limit: int,
+                  floor: float) -> list[tuple[float, Turn]]:
+    """The turn channel's candidates: the ``limit`` turns most similar to the query (cosine of
+    ``turn_lines`` vectors), at least ``floor``, best first."""
+    if limit <= 0 or not turns:
+        return []
+    sims = np.asarray(vectors @ query_vector, dtype=np.float64)
+    order = np.argsort(-sims, kind="stable")[:limit]
+    return [(float(sims[i]), turns[i]) for i in order if sims[i] >= floor]
+
+
+def _merged(packet: MemoryPacket) -> list[tuple[str, object]]:
+    """Primary units in rank order with the channel's turns placed where their cosine beats the
+    next unit's s_emb (a unit without a score, or a tie, goes first)."""
+    out: list[tuple[str, object]] = []
+    turns = iter(packet.channel)
+    turn = next(turns, None)
+    for u in packet.primary:
+        r = packet.scores.get(u.id, float("inf"))
+        while turn is not None and turn[0] > r:
+            out.append(("turn", turn[1]))
+            turn = next(turns, None)
+        out.append(("unit", u))
+    while turn is not None:
+        out.append(("turn", turn[1]))
+        turn = next(turns, None)
+    return out
 
 
 def _relevant(entries: list, texts: list[str], ranked_ids: list[int], relevance, floor: float, limit: int) -> list:
@@ -196,11 +243,19 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
 
     used += 0 if ablations.flat_context else 24  # the section headings
     lines = {u.id: render_unit(u, ablations) for u in packet.primary}
-    shown_primary = []
-    for u in packet.primary:  # by rank: a lower unit never takes the place of a higher one
-        if not fits(lines[u.id]):
-            break
-        shown_primary.append(u)
+    shown_primary: list[FTAUnit] = []
+    channel: dict[int, Turn] = {}
+    pointed: set[int] = set()
+    for kind, item in _merged(packet):  # by rank: a lower item never takes the place of a higher one
+        if kind == "unit":
+            if not fits(lines[item.id]):
+                break
+            shown_primary.append(item)
+            pointed.update(range(item.evidence.start, item.evidence.end + 1))
+        elif item.idx not in pointed:
+            if not fits(render_turn(item, ablations)):
+                break
+            channel[item.idx] = item
     shown_neighbours = []
     for n in packet.neighbours:
         line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
@@ -211,7 +266,8 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     turns: dict[int, Turn] = {}
     for u in shown_units:
         for t in packet.sources.get(u.id, []):
-            if t.idx not in turns and _adds_words(t, lines[u.id]) and fits(render_turn(t, ablations)):
+            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]) \
+                    and fits(render_turn(t, ablations)):
                 turns[t.idx] = t
     notes = [f"- ({e.kind}) {e.text}" for e in packet.semantic]
     notes += [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
@@ -222,6 +278,7 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
         for u in sorted(shown_units, key=_time_key):
             out.append(lines[u.id])
             out += [render_turn(t, ablations) for t in packet.sources.get(u.id, []) if t.idx in turns]
+        out += [render_turn(channel[i], ablations) for i in sorted(channel)]
         out += notes
         text = "\n".join(out) or "(nothing found)"
     else:
@@ -233,8 +290,11 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
         if turns:
             out.append("## Source turns")
             out += [render_turn(turns[i], ablations) for i in sorted(turns)]
+        if channel:
+            out.append("## Other turns (word for word; no unit above holds them)")
+            out += [render_turn(channel[i], ablations) for i in sorted(channel)]
         if notes:
             out.append("## Notes about the person (background)")
             out += notes
         text = "\n".join(out)
-    return Rendered(text, [u.id for u in shown_units], sorted(turns), used)
+    return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel), used)

@@ -83,6 +83,10 @@ class Scored:
         order = np.argsort(-self.score, kind="stable")
         return [int(self.ids[i]) for i in order if self.kept[i]]
 
+    def similarity(self) -> dict[int, float]:
+        """s_emb of each kept candidate (the turn channel merges turns with units by it)."""
+        return {int(self.ids[i]): float(self.s_emb[i]) for i in range(len(self.ids)) if self.kept[i]}
+
     def rows(self) -> list[dict]:
         order = np.argsort(-self.score, kind="stable")
         out = []

@@ -273,10 +273,10 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
 ABSENT = {  # what each ablation's packet must not contain
     "no_time_fields": ["said ", "happened", "2025-"],
     "no_affect_fields": ["feeling:", "intention:", "relations:"],
-    "fact_only": ["## Source turns", "## Linked units", "(event", "turns ", "feeling:", "said ", "linked:", "Lena is Maya's sister"],
+    "fact_only": ["## Source turns", "## Other turns", "## Linked units", "(event", "turns ", "feeling:", "said ", "linked:", "Lena is Maya's sister"],
     "no_links": ["## Linked units", "linked:"],
     "no_auxiliary": ["## Notes", "Lena is Maya's sister"],
-    "question_only": ["[m"],
+    "question_only": ["[m", "## Other turns"],
 }
 
 

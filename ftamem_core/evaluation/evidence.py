@@ -20,7 +20,7 @@ import numpy as np
 
 from ..config import PRESETS, Settings
 from ..models import Question, Turn
-from ..packet import Ablations, approx_tokens, build_packet, render, render_turn
+from ..packet import Ablations, approx_tokens, build_packet, channel_turns, render, turn_lines
 from ..retrieval import heuristic_cues, score_candidates
 from ..store import Store
 
@@ -55,8 +55,8 @@ class TurnRAG:
 
     def __init__(self, store: Store, case_id: str, embedder):
         self.turns: list[Turn] = store.turns(case_id)
-        self.lines = [render_turn(t, Ablations()) for t in self.turns]
-        self.vectors = embedder.encode([line.strip() for line in self.lines])
+        self.lines = turn_lines(self.turns)
+        self.vectors = embedder.encode(self.lines)
 
     def packet(self, query_vector: np.ndarray, k: int | None = None, budget: int = 0) -> Shown:
         order = np.argsort(-(self.vectors @ query_vector), kind="stable")
@@ -71,16 +71,19 @@ class TurnRAG:
 
 
 def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarray, embedder, settings: Settings,
-               k: int, budget: int, preset: str = "no_rewrite") -> Shown:
+               k: int, budget: int, preset: str = "no_rewrite", rag: TurnRAG | None = None) -> Shown:
     """The packet the method builds for ``question`` (embedded as ``query_vector``) without the
-    rewrite call (cues read off the question), cut to ``budget`` tokens (0: all of it)."""
+    rewrite call (cues read off the question), cut to ``budget`` tokens (0: all of it). With
+    ``rag`` (the case's embedded turns) and ``settings.turn_channel``, the turn channel is on."""
     ab: Ablations = settings.combined(PRESETS[preset])
     last = next((s.time for s in reversed(store.sessions(case_id)) if s.time), None)
     cues = heuristic_cues(question, last)
     scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
                               pool=settings.candidate_pool, ablations=ab, score_all_below=settings.score_all_below,
                               open_partials=settings.retrieve_open_partials)
+    channel = [] if rag is None or ab.fact_only else channel_turns(rag.turns, rag.vectors, query_vector,
+                                                                    settings.turn_channel, settings.tau)
     packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ab, settings.auxiliary_limit,
-                          lambda texts: embedder.encode(texts) @ query_vector, settings.tau)
+                          lambda texts: embedder.encode(texts) @ query_vector, settings.tau, scored.similarity(), channel)
     shown = render(packet, ab, budget)
     return Shown(shown.pointed_turns(packet) | set(shown.turn_ids), set(shown.turn_ids), approx_tokens(shown.text))

@@ -1,0 +1,63 @@
+"""The turn channel (beyond the paper, setting ``turn_channel``): raw turns most similar to the
+question compete with the primary units for the packet, merged by score."""
+
+from ftamem_core.config import Ablations
+from ftamem_core.models import Turn
+from ftamem_core.packet import MemoryPacket, approx_tokens, render
+
+from conftest import make_unit
+from test_retrieval import memory, run  # noqa: F401 (memory is a fixture)
+
+FULL = Ablations()
+
+
+def _packet():
+    u1, u2 = make_unit("c1", "Maya was moved to night shifts", 4, 5), make_unit("c1", "Maya sleeps badly", 8, 8)
+    u1.id, u2.id = 1, 2
+    high = Turn(idx=0, speaker="Maya", text="My sister Lena visits our father on Mondays.")
+    pointed = Turn(idx=5, speaker="Maya", text="The manager moved me to nights in February.")
+    low = Turn(idx=12, speaker="Maya", text="Omar told me about blackout curtains.")
+    return MemoryPacket([u1, u2], [], {}, scores={1: 0.5, 2: 0.2}, channel=[(0.6, high), (0.4, pointed), (0.3, low)])
+
+
+def test_turns_are_merged_with_the_units_by_score_and_never_repeat_a_pointed_turn():
+    shown = render(_packet(), FULL)
+    assert shown.unit_ids == [1, 2] and shown.channel_ids == [0, 12]  # turn 5 lies in m1's span
+    assert shown.turn_ids == [0, 12]
+    assert "## Other turns" in shown.text and "Lena visits our father" in shown.text
+    assert "moved me to nights" not in shown.text
+    # The first item by score is the turn: the tightest budget shows it and no unit.
+    tight = render(_packet(), FULL, budget=24 + approx_tokens(shown.text.splitlines()[-1]) + 4)
+    assert tight.channel_ids == [0] and tight.unit_ids == []
+
+
+def test_without_scores_or_channel_the_packet_is_the_papers():
+    p = _packet()
+    assert render(MemoryPacket(p.primary, [], {}), FULL).channel_ids == []
+    unscored = MemoryPacket(p.primary, [], {}, channel=p.channel)  # no R: every unit goes first
+    shown = render(unscored, FULL)
+    assert shown.unit_ids == [1, 2] and shown.channel_ids == [0, 12]
+    assert shown.text.index("[m1]") < shown.text.index("## Other turns")
+
+
+def test_flat_context_lists_the_channel_turns_without_sections():
+    shown = render(_packet(), Ablations(flat_context=True))
+    assert "##" not in shown.text and "Lena visits our father" in shown.text and shown.channel_ids == [0, 12]
+
+
+def test_the_setting_acts_in_ask_and_fact_only_and_question_only_have_no_channel(memory):
+    store, _ = memory
+    on, _ = run(memory, "full", turn_channel=3)
+    off, _ = run(memory, "full", turn_channel=0)
+    assert on.channel_turn_ids and off.channel_turn_ids == []
+    assert "## Other turns" in on.packet_text and "## Other turns" not in off.packet_text
+    assert on.settings["turn_channel"] == 3 and off.settings["turn_channel"] == 0
+    units = {u.id: u for u in store.units("c1")}
+    spans = {i for uid in on.shown_unit_ids for i in range(units[uid].evidence.start, units[uid].evidence.end + 1)}
+    assert not set(on.channel_turn_ids) & spans and len(on.channel_turn_ids) <= 3
+    texts = {t.idx: t.text for t in store.turns("c1")}
+    assert all(texts[i] in on.packet_text for i in on.channel_turn_ids)
+    assert set(on.channel_turn_ids) <= set(on.as_dict()["packet"]["shown_turn_ids"])
+    for preset in ("fact_only", "question_only"):
+        trace, _ = run(memory, preset, turn_channel=3)
+        assert trace.channel_turn_ids == [] and trace.settings["turn_channel"] == 0

@@ -54,4 +54,7 @@ if trace is not None and trace.case_id == case_id:
     st.subheader("Scored candidates")
     st.dataframe(trace.candidates, hide_index=True)
     st.subheader("Memory packet")
+    if trace.channel_turn_ids:
+        st.caption("Turn channel (beyond the paper, setting turn_channel): raw turns "
+                   + ", ".join(str(i) for i in trace.channel_turn_ids) + " are shown word for word under Other turns.")
     st.text(trace.packet_text)

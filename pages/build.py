@@ -23,7 +23,7 @@ st.caption(ui.plain(f"{len(done)} of {len(sessions)} sessions built · backend {
 allowed = consent.granted(store, case_id)
 if not allowed:
     state = consent.state(store, case_id)["state"]
-    st.warning(f"Memory is built only with the person's consent, and this case has none recorded ({state}).")
+    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded ({state})."))
     note = st.text_input("How and when was consent given?", key="build_consent_note")
     if st.button("Record consent granted", disabled=not note.strip()):
         consent.record(store, case_id, "granted", ui.who(), note)
@@ -60,7 +60,7 @@ ui.show_flash()
 def unit_card(unit: dict) -> None:
     u = FTAUnit.model_validate(unit)
     with st.container(border=True):
-        st.markdown(f"**m{u.id}** · `{u.fact.content_type}` · turns {u.evidence.start}–{u.evidence.end}")
+        st.markdown(f"**m{u.id}** · " + ui.plain(f"{u.fact.content_type} · turns {u.evidence.start}–{u.evidence.end}"))
         st.text(u.fact.text)
         st.caption(ui.plain(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
                             f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
@@ -130,7 +130,7 @@ def live() -> None:
                 st.text(f"dropped, not in its turns ({e.data['support']:.0%} of its words): {e.data['fact']}")
             else:
                 link = e.data["link"]
-                st.caption(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})")
+                st.caption(ui.plain(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})"))
 
 
 live()

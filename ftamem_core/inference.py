@@ -101,7 +101,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
             if settings.turn_channel and not ab.fact_only:
                 scores = scored.similarity()
                 turns = store.turns(case_id)
-                question_vector = embedder.encode([question])[0]
+                question_vector = vector if trace.query == question else embedder.encode([question])[0]
                 channel = channel_turns(turns, embedder.encode(turn_lines(turns)), question_vector,
                                         settings.turn_channel, settings.tau)
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,

@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     command("hash-password", "read a password (twice, not echoed) and print its hash for [auth.users]")
     c = command("access-log", "who viewed, changed, built, asked or exported which case")
     c.add_argument("--case", help="one case")
+    from .audit.commands import add_parser as add_audit
+
+    add_audit(sub, command)
     return p
 
 
@@ -447,6 +450,21 @@ def cmd_access_log(args, settings: Settings):
     return rows, _table(rows, ["at", "case_id", "who", "action", "detail"])
 
 
+def cmd_audit(args, settings: Settings):
+    from .audit import get_round
+    from .audit.commands import run
+    from .auth import log_access
+
+    store = _open(settings)
+    out = run(args, store, _who(args))
+    if args.verb in ("score", "report"):  # both show the cases' turns and units
+        for round_id in args.round if isinstance(args.round, list) else [args.round]:
+            for case_id in get_round(store, round_id)["cases"]:
+                log_access(store, case_id, getattr(args, "annotator", None) or _who(args), "view",
+                           f"command line: audit {args.verb} {round_id}")
+    return out
+
+
 def cmd_bench(args, settings: Settings):
     from .bench import bench_retrieval
 
@@ -476,4 +494,5 @@ COMMANDS = {
     "purge-expired": cmd_purge_expired,
     "hash-password": cmd_hash_password,
     "access-log": cmd_access_log,
+    "audit": cmd_audit,
 }

@@ -320,6 +320,59 @@ def _access_log() -> str:
     """
 
 
+@migration("0007_audit")
+def _audit() -> str:
+    # Hand audits of memory quality (ftamem_core/audit). A round holds no case id itself: its cases,
+    # items and scores cascade from `cases`, so an erased case leaves only the round's settings.
+    # Items name units by id (ids are never reused) and the version drawn, so later changes show.
+    return """
+    CREATE TABLE audit_rounds (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        scope TEXT NOT NULL,
+        n_units INTEGER NOT NULL,
+        n_pairs INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        settings TEXT NOT NULL DEFAULT '{}',
+        created_by TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE audit_round_cases (
+        round_id INTEGER NOT NULL REFERENCES audit_rounds(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        PRIMARY KEY (round_id, case_id)
+    );
+    CREATE TABLE audit_items (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        round_id INTEGER NOT NULL REFERENCES audit_rounds(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        unit_id INTEGER NOT NULL,
+        unit_version INTEGER NOT NULL,
+        other_id INTEGER,
+        other_version INTEGER,
+        link_id INTEGER,
+        stratum TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_items_round ON audit_items(round_id, position);
+    CREATE TABLE audit_scores (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        item_id INTEGER NOT NULL REFERENCES audit_items(id) ON DELETE CASCADE,
+        case_id TEXT NOT NULL REFERENCES cases(id) ON DELETE CASCADE,
+        annotator TEXT NOT NULL,
+        fact INTEGER,
+        time INTEGER,
+        affect INTEGER,
+        relatedness INTEGER,
+        comment TEXT NOT NULL DEFAULT '',
+        unit_version INTEGER,
+        other_version INTEGER,
+        at TEXT NOT NULL,
+        UNIQUE (item_id, annotator)
+    );
+    """
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

@@ -29,7 +29,10 @@ CASE_TABLES = (
     "cases", "sessions", "turns", "questions", "segments", "units", "unit_vectors", "links", "semantic_memory",
     "support_memory", "builds", "build_sessions", "llm_calls", "history", "consent_log", "access_log",
 )
-_ROW_KEY = {"unit_vectors": "unit_id", "build_sessions": "session_id"}  # tables keyed by another column
+# Hand-audit rows about the case (ftamem_core/audit): exported and erased with it, not imported
+# (they belong to audit rounds of the store they were made in).
+AUDIT_TABLES = ("audit_round_cases", "audit_items", "audit_scores")
+_ROW_KEY = {"unit_vectors": "unit_id", "build_sessions": "session_id", "audit_round_cases": "round_id"}  # tables keyed by another column
 # Hooks a running app adds to drop what it holds of an erased case (build events, traces, caches).
 on_erase: list[Callable[[str], None]] = []
 
@@ -39,7 +42,7 @@ def case_counts(store: Store, case_id: str) -> dict[str, int]:
     if not store.case_exists(case_id):
         raise NotFound(f"no case {case_id!r}")
     return {t: store._rows(f"SELECT count(*) AS n FROM {t} WHERE case_id = ?", (case_id,))[0]["n"]
-            for t in CASE_TABLES if t != "cases"}
+            for t in (*CASE_TABLES, *AUDIT_TABLES) if t != "cases"}
 
 
 # Export and import -----------------------------------------------------------------------
@@ -55,8 +58,10 @@ def export_case(store: Store, case_id: str) -> dict:
         order = _ROW_KEY.get(table, "id")
         rows = store._rows(f"SELECT * FROM {table} WHERE {key} = ? ORDER BY {order}", (case_id,))
         tables[table] = [{k: _encode(v) for k, v in r.items()} for r in rows]
+    audit = {t: store._rows(f"SELECT * FROM {t} WHERE case_id = ? ORDER BY {_ROW_KEY.get(t, 'id')}", (case_id,))
+             for t in AUDIT_TABLES}
     return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "case_id": case_id, "exported_at": utcnow(),
-            "tables": tables}
+            "tables": tables, "audit": audit}
 
 
 def write_export(store: Store, case_id: str, path: str | Path) -> Path:

@@ -19,7 +19,10 @@ page = st.navigation({
         st.Page("pages/ask.py", title="Ask"),
         st.Page("pages/privacy.py", title="Privacy"),
     ],
-    # Audit and Evaluate pages come with their issues.
+    "Research": [
+        st.Page("pages/audit.py", title="Audit"),
+    ],
+    # The Evaluate page comes with its issue (#12).
 })
 
 

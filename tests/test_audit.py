@@ -352,3 +352,81 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     from ftamem_core.auth import access_log
 
     assert any(r["detail"] == f"command line: audit report {created['id']}" for r in access_log(store, "c1"))
+
+
+# The Audit page -------------------------------------------------------------------------------
+
+
+from test_pages import app, built, open_page  # noqa: E402,F401 (app is a fixture)
+
+
+def _audit_page(db, name: str | None = "Ana"):
+    at = open_page("pages/audit.py")
+    if name is not None:
+        at.sidebar.text_input[0].input(name).run()
+    return at
+
+
+def test_audit_page_draws_scores_blind_and_reports(app):
+    store = built(app)
+    at = _audit_page(app)
+    assert any("No audit round yet" in i.value for i in at.info)
+    at.number_input[0].set_value(3).run()
+    at.number_input[1].set_value(1).run()
+    at.text_input(key="audit_seed").input("5").run()
+    next(b for b in at.button if b.label == "Draw the round").click().run()
+    assert not at.exception, at.exception
+    (r,) = audit.list_rounds(store)
+    assert r["seed"] == 5 and r["cases"] == ["sample-daniel"]
+    first = audit.next_item(store, r["id"], "Ana")
+    kind = audit.get_item(store, first)["kind"]
+    for radio in at.radio:
+        if radio.key and radio.key.startswith(f"audit-{first}-"):
+            radio.set_value(2)
+    at.text_area(key=f"audit-{first}-comment").input("Zq-ana-note")
+    next(b for b in at.button if b.label == "Save score").click().run()
+    assert not at.exception, at.exception
+    assert audit.progress(store, r["id"])["annotators"] == {"Ana": 1}
+    assert audit.item_view(store, first, "Ana")["own_score"][audit.rounds.CRITERIA[kind][0]] == 2
+    assert at.selectbox(key=f"audit_item_{r['id']}").value != first  # moved on to the next unscored item
+
+    # Ben opens the same item: none of Ana's scores or words anywhere on his page
+    ben = _audit_page(app, "Ben")
+    ben.selectbox(key=f"audit_item_{r['id']}").set_value(first).run()
+    page_text = json.dumps([str(e.value) for e in ben.main if hasattr(e, "value")] +
+                           [str(getattr(e, "body", "")) for e in ben.main])
+    assert "Zq-ana-note" not in page_text and "Ana 1" in page_text  # progress names, scores do not
+    assert all(radio.value is None for radio in ben.radio if radio.key and radio.key.startswith(f"audit-{first}-"))
+
+    # Ana opens the report: the table, and her scoring is closed
+    next(b for b in at.button if b.label == "Open the report").click().run()
+    assert not at.exception, at.exception
+    assert "Ana" in audit.revealed_to(store, r["id"])
+    assert at.dataframe[1].value.iloc[0]["group"] == "all"
+    assert any("scoring of it is closed" in i.value for i in at.info)
+    assert [b.label for b in at.get("download_button")] == ["Scores as CSV", "Report as JSON"]
+
+
+def test_audit_page_asks_for_a_name_before_scoring(app):
+    store = built(app)
+    round_id = audit.new_round(store, ["sample-daniel"], 2, 0, seed=1)
+    at = _audit_page(app, name=None)
+    assert any("Type your name" in w.value for w in at.warning)
+    assert not [b for b in at.button if b.label == "Save score"]
+    assert audit.progress(store, round_id)["annotators"] == {}
+
+
+def test_audit_page_disputes_a_unit_with_the_finding_in_its_history(app):
+    store = built(app)
+    round_id = audit.new_round(store, ["sample-daniel"], 2, 0, seed=1)
+    item_id = audit.next_item(store, round_id, "Ana")
+    unit_id = audit.get_item(store, item_id)["unit_id"]
+    at = _audit_page(app)
+    at.text_input(key=f"audit-why-{item_id}").input("wrong speaker").run()
+    next(b for b in at.button if b.label == "Mark disputed").click().run()
+    assert not at.exception, at.exception
+    assert store.get_unit("sample-daniel", unit_id).disputed
+    assert history(store, "sample-daniel", "unit", unit_id)[-1]["reason"] == \
+        f"audit finding (round {round_id}, item {item_id}): wrong speaker"
+    delete = next(b for b in at.button if b.label == "Delete unit")
+    assert delete.disabled  # a reason and the confirmation box first

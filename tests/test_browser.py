@@ -17,7 +17,7 @@ import pytest
 
 from ftamem_core.config import load_settings
 from ftamem_core.construction import Builder
-from ftamem_core import consent
+from ftamem_core import audit, consent
 from ftamem_core.loaders import load_file
 from ftamem_core.models import SessionDocument, Session, Turn
 from ftamem_core.store import Store
@@ -30,7 +30,8 @@ pytestmark = pytest.mark.browser
 SHOTS = ROOT / "artifacts" / "screenshots"
 PAYLOADS = ['<script>window.__xss = 1; parent.__xss = 1;</script>',
             '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">']
-PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask", "privacy": "privacy"}
+PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask", "privacy": "privacy",
+         "audit": "audit"}
 # Markdown that would make the browser fetch or link another host if it were rendered.
 CASE = "![x](//example.invalid/case.png)"
 SPEAKER = "[Daniel](http://example.invalid/speaker)"
@@ -65,6 +66,7 @@ def server(tmp_path_factory):
         + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")]))
     Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)).build(CASE)
     assert any("<script>" in u.fact.text for u in store.units(CASE))
+    audit.new_round(store, [CASE], n_units=len(store.units(CASE)), n_pairs=0, seed=1)  # every unit
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps(SCRIPT))
@@ -186,6 +188,14 @@ return bad;
 """
 
 
+def _type_into(driver, label, text):
+    from selenium.webdriver.common.keys import Keys
+
+    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
+                             if e.get_attribute("aria-label") == label))
+    box.send_keys(text, Keys.ENTER)
+
+
 def _filter(driver, text):
     from selenium.webdriver.common.keys import Keys
 
@@ -228,6 +238,11 @@ def test_every_page_renders_and_requests_nothing_outside_loopback(server, browse
             assert _wait(lambda: SPEAKER in _text(browser) and MARKDOWN_TURN in _text(browser), 30), \
                 "memory: the Markdown payloads are not shown as text"
             browser.save_screenshot(str(SHOTS / "memory-payloads.png"))
+        if page == "audit":  # an item shows once the annotator has a name; its header names the case
+            _type_into(browser, "Your name (for the edit history)", "Ana")
+            assert _wait(lambda: "Evidence turns:" in _text(browser) and CASE in _text(browser), 30), \
+                "audit: no item shown, or the case id not as text"
+            browser.save_screenshot(str(SHOTS / "audit-item.png"))
         assert browser.execute_script(_FOREIGN) == [], f"{page}: an element points outside 127.0.0.1"
     urls = _requested_urls(browser)
     assert urls, "no request was logged"

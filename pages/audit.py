@@ -58,7 +58,6 @@ ids = [r["id"] for r in rounds]
 if st.session_state.get("audit_round") not in ids:
     st.session_state["audit_round"] = ids[-1]
 round_id = st.selectbox("Round", ids, key="audit_round", format_func=lambda r: f"round {r}")
-the_round = audit.get_round(store, round_id)
 
 named = bool(st.session_state.get("user") or (st.session_state.get("who") or "").strip())
 annotator = ui.who()
@@ -136,12 +135,18 @@ with score_tab:
                                       key=f"audit-act-unit-{item_id}")
                 unit = next(s["unit"] for s in alive if s["id"] == target)
                 reason = st.text_input("What the audit found (kept in the unit's history)", key=f"audit-why-{item_id}")
-                fact = st.text_area("Corrected fact", unit["fact"]["text"], key=f"audit-fact-{item_id}-{target}")
+                fact = st.text_area("Fact", unit["fact"]["text"], key=f"audit-fact-{item_id}-{target}")
+                e1, e2 = st.columns(2)
+                event_time = e1.text_input("Event time", unit["time"]["event_time"], key=f"audit-time-{item_id}-{target}")
+                feeling = e2.text_input("Emotion or state", unit["affect"]["emotion_or_state"],
+                                        key=f"audit-feeling-{item_id}-{target}")
                 c1, c2, c3 = st.columns(3)
                 confirm = c3.checkbox("Yes, delete it", key=f"audit-confirm-{item_id}-{target}")
                 try:
                     if c1.button("Save correction", key=f"audit-correct-{item_id}", disabled=not reason.strip()):
-                        audit.correct(store, ui.embedder(), item_id, target, {"fact.text": fact}, unit["version"],
+                        audit.correct(store, ui.embedder(), item_id, target, {"fact.text": fact, "time.event_time": event_time,
+                                                                              "affect.emotion_or_state": feeling},
+                                      unit["version"],
                                       ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
                         ui.flash("success", f"m{target} corrected.")
@@ -170,8 +175,11 @@ with report_tab:
             audit.reveal(store, round_id, annotator)
             st.rerun()
     else:
-        rep = audit.report(store, [round_id])
-        for case_id in the_round["cases"]:
+        seen = [r for r in ids if annotator in audit.revealed_to(store, r)]
+        chosen = st.multiselect("Rounds in the report", seen, default=[round_id], format_func=lambda r: f"round {r}",
+                                help="rounds whose report you have opened; several give one table across them")
+        rep = audit.report(store, chosen or [round_id])
+        for case_id in {c for r in rep["rounds"] for c in r["cases"]}:
             ui.access(case_id, "view", "audit report")
         st.subheader("Mean scores (0–2), as in the paper's audit table")
         st.dataframe(rep["table"], hide_index=True)
@@ -196,7 +204,7 @@ with report_tab:
         st.subheader("Items")
         st.dataframe(rep["items"], hide_index=True)
         c1, c2 = st.columns(2)
-        c1.download_button("Scores as CSV", audit.scores_csv(store, [round_id]), f"audit-round-{round_id}.csv",
+        c1.download_button("Scores as CSV", audit.scores_csv(store, chosen or [round_id]), f"audit-round-{round_id}.csv",
                            "text/csv")
         c2.download_button("Report as JSON", json.dumps(rep, indent=1, ensure_ascii=False),
                            f"audit-round-{round_id}.json", "application/json")

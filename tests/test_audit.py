@@ -430,3 +430,26 @@ def test_audit_page_disputes_a_unit_with_the_finding_in_its_history(app):
         f"audit finding (round {round_id}, item {item_id}): wrong speaker"
     delete = next(b for b in at.button if b.label == "Delete unit")
     assert delete.disabled  # a reason and the confirmation box first
+
+
+def test_the_command_line_scores_interactively_in_a_terminal_and_stops_on_q(tmp_path, capsys, monkeypatch):
+    db = str(tmp_path / "m.db")
+    store = Store(db)
+    seeded_case(store, "c1")
+    round_id = audit.new_round(store, ["c1"], n_units=2, n_pairs=1, seed=3)
+    order = audit.items(store, round_id)
+    answers = []
+    for item in order[:2]:
+        answers += ["2", "7", "1", "0"] if item["kind"] == "unit" else ["1"]  # 7 is asked again
+        answers.append("first pass")
+    answers.append("q")
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt="": answers.pop(0))
+    assert main(["--db", db, "audit", "score", str(round_id), "--as", "Ana"]) == 0
+    out = capsys.readouterr().out
+    assert "=== item 1 of 3" in out and "type 0, 1 or 2" in out and "Ana: 2 of 3 items scored" in out
+    assert answers == []
+    view = audit.item_view(store, order[0]["id"], "Ana")["own_score"]
+    assert view["comment"] == "first pass"
+    assert (view["fact"], view["time"], view["affect"]) == ((2, 1, 0) if order[0]["kind"] == "unit" else (None,) * 3)
+    assert audit.next_item(store, round_id, "Ana") == order[2]["id"]

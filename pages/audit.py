@@ -72,8 +72,9 @@ with score_tab:
         st.warning("Type your name in the sidebar first: scores are kept per annotator.")
     elif annotator in audit.revealed_to(store, round_id):
         st.info("You have opened this round's report, so your scoring of it is closed.")
+    elif not (items := audit.items(store, round_id)):
+        st.info("This round has no items left: the cases it sampled were erased.")
     else:
-        items = audit.items(store, round_id)
         positions = {i["id"]: i["position"] for i in items}
         resume = audit.next_item(store, round_id, annotator)
         key = f"audit_item_{round_id}"

@@ -453,3 +453,12 @@ def test_the_command_line_scores_interactively_in_a_terminal_and_stops_on_q(tmp_
     assert view["comment"] == "first pass"
     assert (view["fact"], view["time"], view["affect"]) == ((2, 1, 0) if order[0]["kind"] == "unit" else (None,) * 3)
     assert audit.next_item(store, round_id, "Ana") == order[2]["id"]
+
+
+def test_audit_page_survives_a_round_whose_case_was_erased(app):
+    store = built(app)
+    audit.new_round(store, ["sample-daniel"], 2, 0, seed=1)
+    privacy.erase_case(store, "sample-daniel", "Dr. Lee", "asked")
+    at = _audit_page(app)
+    assert not at.exception, at.exception
+    assert any("no items left" in i.value for i in at.info)

@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
     command("hash-password", "read a password (twice, not echoed) and print its hash for [auth.users]")
     c = command("access-log", "who viewed, changed, built, asked or exported which case")
     c.add_argument("--case", help="one case")
+    c = command("score", "score a predictions file (JSONL: question, answer, prediction, category or capability)")
+    c.add_argument("dataset", choices=["locomo", "esmemeval"])
+    c.add_argument("file")
+    c.add_argument("--items", metavar="OUT.jsonl", help="also write every item with its scores")
+    c.add_argument("--no-bertscore", action="store_true", help="ES-MemEval: skip BERTScore (it loads MiniLM)")
     from .audit.commands import add_parser as add_audit
 
     add_audit(sub, command)
@@ -450,6 +455,25 @@ def cmd_access_log(args, settings: Settings):
     return rows, _table(rows, ["at", "case_id", "who", "action", "detail"])
 
 
+def cmd_score(args, settings: Settings):
+    from .evaluation.metrics import read_predictions, score_items, summarise
+
+    scored = score_items(args.dataset, read_predictions(args.file), bertscore=not args.no_bertscore)
+    summary = summarise(args.dataset, scored)
+    if args.items:
+        with open(args.items, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in scored)
+    key = "category" if args.dataset == "locomo" else "capability"
+    groups = summary[key]
+    metrics = [m for m in next(iter(groups.values()), {}) if m != "n"]
+    rows = [{key: f"{g} {summary['names'][g]}", "n": v["n"], **{m: v[m] for m in metrics}} for g, v in groups.items()]
+    rows.append({key: "overall", **{m: summary["overall"].get(m) for m in ["n", *metrics]}})
+    text = "\n".join([_table(rows, [key, "n", *metrics]), "", *summary["protocols"].values()])
+    if args.dataset == "locomo":
+        text += f"\noverall official F1 over categories 1-4: {summary['overall']['f1_official_categories_1_4']}"
+    return {g: {m: v[m] for m in metrics} | {"n": v["n"]} for g, v in groups.items()}, text
+
+
 def cmd_audit(args, settings: Settings):
     from .audit import get_round
     from .audit.commands import run
@@ -495,4 +519,5 @@ COMMANDS = {
     "hash-password": cmd_hash_password,
     "access-log": cmd_access_log,
     "audit": cmd_audit,
+    "score": cmd_score,
 }

@@ -107,6 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
     command("hash-password", "read a password (twice, not echoed) and print its hash for [auth.users]")
     c = command("access-log", "who viewed, changed, built, asked or exported which case")
     c.add_argument("--case", help="one case")
+    c = command("eval", "answer a benchmark's questions with several methods and score them (resumable)")
+    c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)
+    c.add_argument("--data", required=True, help="the dataset file (e.g. ../shared/data/locomo/locomo10.json)")
+    c.add_argument("--method", nargs="+", default=["fta", "turn-rag"], dest="methods", metavar="M",
+                   help="fta, fta-<preset>, fta-session|pair|fixed, question-only, full-context, turn-rag, "
+                        "session-summary; NAME@K for another K (a K sweep)")
+    c.add_argument("--cases", nargs="+", help="only these cases")
+    c.add_argument("--sessions", type=int, help="the first N sessions of each case (questions whose evidence is in them)")
+    c.add_argument("--questions", type=int, help="the first N of those questions per case")
+    c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
+    c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
+    c.add_argument("--out", required=True, help="the run folder (a rerun resumes it)")
+    c.add_argument("--cache", help="where built memory is kept (default: OUT/cache)")
+    c.add_argument("--workers", type=int, default=1, help="questions at once (OpenAI-compatible backends)")
+    c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
+    c.add_argument("--quiet", action="store_true", help="no progress line")
     c = command("score", "score a predictions file (JSONL: question, answer, prediction, category or capability)")
     c.add_argument("dataset", choices=["locomo", "esmemeval"])
     c.add_argument("file")
@@ -455,6 +471,21 @@ def cmd_access_log(args, settings: Settings):
     return rows, _table(rows, ["at", "case_id", "who", "action", "detail"])
 
 
+def cmd_eval(args, settings: Settings):
+    from .embeddings import Embedder
+    from .evaluation.run import EvalConfig, run
+    from .llm import make_llm
+
+    cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=args.out, cases=args.cases,
+                     sessions=args.sessions, questions=args.questions, k=args.k, cache_dir=args.cache,
+                     workers=args.workers, judge=args.judge, categories=args.categories)
+    summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
+                  Embedder.from_settings(settings), progress=not args.quiet)
+    from pathlib import Path
+
+    return summary, (Path(args.out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {args.out}"
+
+
 def cmd_score(args, settings: Settings):
     from .evaluation.metrics import read_predictions, score_items, summarise
 
@@ -520,4 +551,5 @@ COMMANDS = {
     "access-log": cmd_access_log,
     "audit": cmd_audit,
     "score": cmd_score,
+    "eval": cmd_eval,
 }

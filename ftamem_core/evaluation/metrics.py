@@ -154,11 +154,9 @@ def bertscore_f1(predictions: list[str], golds: list[str]) -> list[float]:
 
 def capability_code(name: str) -> str:
     """ES-MemEval capabilities as their short codes (real files may spell them out)."""
-    lowered = str(name).strip().lower()
-    for code, full in ESMEMEVAL_CAPABILITIES.items():
-        if lowered in (code.lower(), full):
-            return code
-    return str(name)
+    from ..loaders.esmemeval import CAPABILITIES
+
+    return CAPABILITIES.get(" ".join(str(name).replace("_", " ").split()).lower(), str(name))
 
 
 def score_items(dataset: str, items: list[dict], bertscore: bool = True) -> list[dict]:

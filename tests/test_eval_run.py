@@ -1,0 +1,182 @@
+"""The evaluation harness with a scripted model: every method on the same questions, outputs,
+built memory shared and cached, resume after a kill."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ftamem_core.cli import main
+from ftamem_core.config import load_settings
+from ftamem_core.evaluation.methods import catalogue, method
+from ftamem_core.evaluation.run import EvalConfig, questions_for, run, select_documents
+from ftamem_core.store import Store
+
+from conftest import ROOT
+from scripted import HashEmbedder, Pipeline
+
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
+ESMEMEVAL = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"
+SETTINGS = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False)
+
+
+class EvalPipeline(Pipeline):
+    """Construction as the scripted pipeline; answers echo the first memory line they are shown,
+    so what each method shows reaches its prediction."""
+
+    def __init__(self, fail_after: int | None = None):
+        super().__init__(seg_size=4)
+        self.answers = 0
+        self.fail_after = fail_after
+
+    def rewrite(self, messages):
+        q = messages[-1]["content"].rsplit("Question:", 1)[-1]
+        return {"query": q.strip()[:200], "people": [], "time_expressions": [], "content_types": [], "affect_terms": []}
+
+    def answer(self, messages):
+        self.answers += 1
+        if self.fail_after is not None and self.answers > self.fail_after:
+            raise KeyboardInterrupt  # the process is killed mid-run
+        memory = messages[-1]["content"].split("Memory:", 1)[1]
+        words = re.findall(r"[A-Za-z]{4,}", memory)
+        return {"answer": " ".join(words[:6]) or "Not mentioned", "cited_unit_ids": []}
+
+    def summary(self, messages):
+        turns = messages[-1]["content"].split("Session turns:", 1)[1]
+        return {"summary": " ".join(re.findall(r"[A-Za-z]{4,}", turns)[:40])}
+
+    def judge(self, messages):
+        return {"reason": "scripted", "label": "CORRECT"} if "Not mentioned" not in messages[-1]["content"] \
+            else {"reason": "scripted", "label": "WRONG"}
+
+
+def factory(pipeline, calls: list):
+    def make(recorder):
+        llm = pipeline.llm()
+        inner = recorder
+
+        def record(r):
+            calls.append(r.stage)
+            if inner:
+                inner(r)
+        llm.recorder = record
+        return llm
+    return make
+
+
+METHODS = ["fta", "fta-no_links", "fta@3", "question-only", "full-context", "turn-rag", "session-summary"]
+
+
+def test_the_catalogue_has_every_ask_preset_the_variants_and_the_baselines():
+    names = set(catalogue())
+    assert {"fta", "fta-session", "fta-pair", "fta-fixed", "question-only", "full-context", "turn-rag",
+            "session-summary"} <= names
+    from ftamem_core.config import PRESETS
+
+    assert {f"fta-{p}" for p in PRESETS if p != "full"} <= names
+    assert method("fta@10").k == 10 and method("turn-rag@5").kind == "turn_rag"
+    with pytest.raises(ValueError):
+        method("fta@zero")
+
+
+def test_session_subsets_keep_only_questions_whose_evidence_lies_inside(tmp_path):
+    cfg = EvalConfig("locomo", str(LOCOMO), ["fta"], str(tmp_path), cases=["conv-26"], sessions=2)
+    (doc,) = select_documents(cfg, SETTINGS)
+    kept = {t.original_id for s in doc.sessions for t in s.turns}
+    qs = questions_for(doc, cfg)
+    assert len(doc.sessions) == 2 and qs and all(set(q.evidence) <= kept and q.evidence for q in qs)
+    cfg.questions = 3
+    assert [q.qid for q in questions_for(doc, cfg)] == [q.qid for q in qs[:3]]
+
+
+def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs(tmp_path):
+    out = tmp_path / "run"
+    pipeline, calls = EvalPipeline(), []
+    cfg = EvalConfig("locomo", str(LOCOMO), METHODS, str(out), cases=["conv-26"], sessions=1, questions=4,
+                     judge=True)
+    summary = run(cfg, SETTINGS, factory(pipeline, calls), HashEmbedder(), progress=False)
+    rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert len(rows) == len(METHODS) * 4
+    by_method = {m: [r for r in rows if r["method"] == m] for m in METHODS}
+    questions = {m: [r["qid"] for r in rs] for m, rs in by_method.items()}
+    assert all(q == questions["fta"] for q in questions.values())  # the same questions for every method
+    assert all(r["evidence_recall"] == 0.0 and r["packet_tokens"] <= 5 for r in by_method["question-only"])
+    assert all(r["evidence_recall"] == 1.0 for r in by_method["full-context"])  # one session fits the window
+    assert all(r["k"] == 3 for r in by_method["fta@3"]) and all(r["k"] == 25 for r in by_method["fta"])
+    assert all(len(r["retrieved"]) <= 25 and r["retrieved"] for r in by_method["turn-rag"])
+    assert all("f1_official" in r and "judge" in r for r in rows)
+    assert set(summary["methods"]) == set(METHODS)
+    fta = summary["methods"]["fta"]
+    assert fta["construction"] == "bws" and fta["construction_cost"]["units"] > 0
+    assert summary["methods"]["session-summary"]["construction_cost"]["units"] == 1  # one session, one summary
+    assert summary["methods"]["turn-rag"]["construction_cost"] == {}
+    assert set(summary["bootstrap"]) == {f"fta - {m}" for m in METHODS[1:]}
+    tables = (out / "tables.md").read_text()
+    assert "Like Table 3" in tables and "LoCoMo official" in tables and "Like Table 5" in tables
+    assert "1 = multi-hop" in tables and "Like Table 6" in tables
+    assert "plotly" in (out / "charts.html").read_text().lower()
+    # fta and its presets share one build; the summary baseline has its own store
+    dbs = sorted(p.name for p in (out / "cache").glob("*.db"))
+    assert len(dbs) == 3 and any("-bws-" in d for d in dbs) and any("-summary-" in d for d in dbs)
+    bws = Store(next((out / "cache").glob("*-bws-*.db")))
+    assert len(bws._rows("SELECT id FROM builds")) == 1
+
+
+def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
+    out = tmp_path / "run"
+    cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["fta", "session-summary"], out=str(out),
+               cases=["conv-26"], sessions=1, questions=2)
+    first_calls, again_calls = [], []
+    run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(), first_calls), HashEmbedder(), progress=False)
+    assert {"segmentation", "extraction", "summary", "answer"} <= set(first_calls)
+    summary = run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(), again_calls), HashEmbedder(), progress=False)
+    assert again_calls == []  # no construction, summary or answer call
+    assert summary["methods"]["fta"]["construction_cost"]["units"] > 0  # still reported
+    other = tmp_path / "other"
+    run(EvalConfig(**{**cfg, "out": str(other), "methods": ["fta-no_time_fields"]}) , SETTINGS,
+        factory(EvalPipeline(), third := []), HashEmbedder(), progress=False)
+    assert "segmentation" in third  # another run folder has its own cache unless --cache is shared
+
+
+def test_a_killed_run_resumes_where_it_stopped(tmp_path):
+    out = tmp_path / "run"
+    cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["turn-rag", "question-only"], out=str(out),
+               cases=["conv-26"], sessions=1, questions=4)
+    with pytest.raises(KeyboardInterrupt):
+        run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(fail_after=3), []), HashEmbedder(), progress=False)
+    lines = (out / "predictions.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+    with open(out / "predictions.jsonl", "a") as f:
+        f.write('{"method": "turn-rag", "case": "conv-26", "qid"')  # a line cut by the kill
+    pipeline = EvalPipeline()
+    run(EvalConfig(**cfg), SETTINGS, factory(pipeline, []), HashEmbedder(), progress=False)
+    assert pipeline.answers == 8 - 3
+    rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert len(rows) == 8 and len({(r["method"], r["qid"]) for r in rows}) == 8
+
+
+def test_esmemeval_runs_report_capabilities_and_bertscore(tmp_path):
+    out = tmp_path / "run"
+    summary = run(EvalConfig("esmemeval", str(ESMEMEVAL), ["turn-rag", "question-only"], str(out)), SETTINGS,
+                  factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    s = summary["methods"]["turn-rag"]
+    assert set(s["capability"]) <= {"IE", "TR", "CD", "Abs", "UM"} and s["overall"]["bertscore_f1"] is not None
+    assert s["questions"] == 8 and s["evidence_recall"] is not None
+    assert summary["average_rank"]["turn-rag"] is not None
+    assert "Like Table 2" in (out / "tables.md").read_text()
+
+
+def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
+    monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
+    monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    base = ["--db", str(tmp_path / "m.db"), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
+            "--sessions", "1", "--questions", "2", "--out", str(tmp_path / "run"), "--quiet"]
+    assert main(base + ["--method", "magic"]) == 1
+    assert "unknown method 'magic'" in capsys.readouterr().err
+    assert main(base + ["--method", "question-only"]) == 0
+    assert "Like Table 3" in capsys.readouterr().out
+    assert main(["score", "locomo", str(tmp_path / "run" / "questions.jsonl"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)

@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--questions", type=int, help="the first N of those questions per case")
     c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
     c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
-    c.add_argument("--out", required=True, help="the run folder (a rerun resumes it)")
-    c.add_argument("--cache", help="where built memory is kept (default: OUT/cache)")
+    c.add_argument("--out", help="the run folder; a rerun resumes it (default: a new folder in setting eval_dir)")
+    c.add_argument("--cache", help="where built memory is kept for every run (default: EVAL_DIR/cache)")
     c.add_argument("--workers", type=int, default=1, help="questions at once (OpenAI-compatible backends)")
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
@@ -472,18 +472,21 @@ def cmd_access_log(args, settings: Settings):
 
 
 def cmd_eval(args, settings: Settings):
+    from datetime import datetime
+    from pathlib import Path
+
     from .embeddings import Embedder
     from .evaluation.run import EvalConfig, run
     from .llm import make_llm
 
-    cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=args.out, cases=args.cases,
-                     sessions=args.sessions, questions=args.questions, k=args.k, cache_dir=args.cache,
+    out = args.out or str(Path(settings.eval_dir) / f"{args.dataset}-{datetime.now():%Y%m%d-%H%M%S}")
+    cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=out, cases=args.cases,
+                     sessions=args.sessions, questions=args.questions, k=args.k,
+                     cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
                      workers=args.workers, judge=args.judge, categories=args.categories)
     summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
                   Embedder.from_settings(settings), progress=not args.quiet)
-    from pathlib import Path
-
-    return summary, (Path(args.out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {args.out}"
+    return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
 
 
 def cmd_score(args, settings: Settings):

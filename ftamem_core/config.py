@@ -167,6 +167,8 @@ class Settings(BaseModel):
     # Whether the sidebar lets a user type a server URL (off: only configured backends; a typed
     # URL never receives a configured API key, and its error bodies are not shown).
     allow_custom_backend: bool = False
+    # Evaluation runs: `ftamem eval` writes here when given no --out; the Evaluate page lists them.
+    eval_dir: str = "eval-runs"
     auth: AuthConfig = Field(default_factory=AuthConfig)
 
     def k_for(self, source_format: str) -> tuple[int, str]:

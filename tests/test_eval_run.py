@@ -115,7 +115,8 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
     tables = (out / "tables.md").read_text()
     assert "Like Table 3" in tables and "LoCoMo official" in tables and "Like Table 5" in tables
     assert "1 = multi-hop" in tables and "Like Table 6" in tables
-    assert "plotly" in (out / "charts.html").read_text().lower()
+    charts = (out / "charts.html").read_text()
+    assert "Plotly.newPlot" in charts and "<script src=" not in charts and len(charts) > 1_000_000  # inlined, offline
     # fta and its presets share one build; the summary baseline has its own store
     dbs = sorted(p.name for p in (out / "cache").glob("*.db"))
     assert len(dbs) == 3 and any("-bws-" in d for d in dbs) and any("-summary-" in d for d in dbs)
@@ -172,6 +173,7 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
     base = ["--db", str(tmp_path / "m.db"), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
             "--sessions", "1", "--questions", "2", "--out", str(tmp_path / "run"), "--quiet"]
     assert main(base + ["--method", "magic"]) == 1
@@ -180,3 +182,8 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     assert "Like Table 3" in capsys.readouterr().out
     assert main(["score", "locomo", str(tmp_path / "run" / "questions.jsonl"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)
+    assert any((tmp_path / "eval-runs" / "cache").glob("*.db"))  # builds kept for every run, in eval_dir
+    no_out = [a for a in base if a not in ("--out", str(tmp_path / "run"))]
+    assert main(no_out + ["--method", "question-only"]) == 0
+    (run_dir,) = [p for p in (tmp_path / "eval-runs").iterdir() if p.name != "cache"]
+    assert run_dir.name.startswith("locomo-") and (run_dir / "summary.json").exists()

@@ -128,7 +128,7 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
     summary["average_rank"] = _ranks(dataset, summary)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
     (out / "tables.md").write_text(tables_markdown(summary), encoding="utf-8")
-    (out / "charts.html").write_text(charts_html(summary, scored_by_method), encoding="utf-8")
+    (out / "charts.html").write_text(charts_html(summary), encoding="utf-8")
     return summary
 
 
@@ -230,25 +230,31 @@ def _rule(n: int) -> str:
     return "|" + " --- |" * n
 
 
-def charts_html(summary: dict, scored: dict[str, list[dict]]) -> str:
+def figures(summary: dict) -> list:
     """Main F1 per category / capability per method, and F1 and evidence recall against K where
-    the run swept K (methods named ``NAME@K``). Plotly, inlined: the file opens offline."""
+    the run swept K (methods named ``NAME@K``)."""
     import plotly.express as px
-    import plotly.io as pio
 
     dataset = summary["dataset"]
     key = "category" if dataset == "locomo" else "capability"
     metric = "f1_official" if dataset == "locomo" else "f1"
     bars = [{"method": m, key: f"{g} {summary['names'].get(g, g)}", "F1": v.get(metric)}
             for m, s in summary["methods"].items() for g, v in s[key].items() if v.get(metric) is not None]
-    figures = [px.bar(bars, x=key, y="F1", color="method", barmode="group", title=f"F1 per {key}")] if bars else []
+    out = [px.bar(bars, x=key, y="F1", color="method", barmode="group", title=f"F1 per {key}")] if bars else []
     sweep = [{"method": m.split("@")[0], "K": int(m.split("@")[1]), "F1": s["overall"].get(metric),
               "evidence recall": s["evidence_recall"]}
              for m, s in summary["methods"].items() if "@" in m and m.split("@")[1].isdigit()]
     if sweep:
         sweep.sort(key=lambda r: (r["method"], r["K"]))
-        figures.append(px.line(sweep, x="K", y=["F1", "evidence recall"], color_discrete_sequence=None,
-                               markers=True, title="K sweep", facet_col="method"))
-    parts = [pio.to_html(f, full_html=False, include_plotlyjs="inline" if i == 0 else False)
-             for i, f in enumerate(figures)]
+        out.append(px.line(sweep, x="K", y=["F1", "evidence recall"], markers=True, title="K sweep",
+                           facet_col="method"))
+    return out
+
+
+def charts_html(summary: dict) -> str:
+    """The figures in one file, plotly inlined so that it opens offline."""
+    import plotly.io as pio
+
+    parts = [pio.to_html(f, full_html=False, include_plotlyjs=(i == 0))
+             for i, f in enumerate(figures(summary))]
     return "<!doctype html><meta charset='utf-8'><title>FTA-Mem evaluation</title>" + "".join(parts)

@@ -82,13 +82,18 @@ def questions_for(doc: CaseDocument, cfg: EvalConfig) -> list[Question]:
     return out[: cfg.questions] if cfg.questions else out
 
 
+# Settings that only act after construction (retrieval, packet, answer) or outside it: a change of
+# one of them reuses the cached build; any other setting is part of the build's key.
+_NOT_CONSTRUCTION = {"db_path", "tau", "lam", "top_k", "top_k_locomo", "link_expansion", "score_all_below",
+                     "candidate_pool", "ablations", "answer_temperature", "answer_max_tokens", "packet_token_budget",
+                     "turn_channel", "auxiliary_limit", "retrieve_open_partials", "backends", "auth",
+                     "allow_custom_backend", "retention_days", "max_upload_mb", "eval_dir", "llm", "index"}
+
+
 def _tag(cfg: EvalConfig, settings: Settings, construction: str) -> str:
-    construction_settings = settings.model_dump(include={
-        "window_size", "min_forward_step", "min_fragment_turns", "coverage_pass", "turns_per_unit",
-        "verbatim_fallback", "ground_facts", "min_unit_words"} & set(Settings.model_fields))
     key = json.dumps({"data": str(Path(cfg.data).resolve()), "sessions": cfg.sessions, "construction": construction,
                       "llm": [settings.llm.backend, settings.llm.model, settings.llm.base_url, settings.llm.seed],
-                      "settings": construction_settings}, sort_keys=True)
+                      "settings": settings.model_dump(exclude=_NOT_CONSTRUCTION)}, sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 

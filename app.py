@@ -21,8 +21,8 @@ page = st.navigation({
     ],
     "Research": [
         st.Page("pages/audit.py", title="Audit"),
+        st.Page("pages/evaluate.py", title="Evaluate"),
     ],
-    # The Evaluate page comes with its issue (#12).
 })
 
 

@@ -31,7 +31,7 @@ SHOTS = ROOT / "artifacts" / "screenshots"
 PAYLOADS = ['<script>window.__xss = 1; parent.__xss = 1;</script>',
             '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">']
 PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask", "privacy": "privacy",
-         "audit": "audit"}
+         "audit": "audit", "evaluate": "evaluate"}
 # Markdown that would make the browser fetch or link another host if it were rendered.
 CASE = "![x](//example.invalid/case.png)"
 SPEAKER = "[Daniel](http://example.invalid/speaker)"

@@ -187,3 +187,34 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     assert main(no_out + ["--method", "question-only"]) == 0
     (run_dir,) = [p for p in (tmp_path / "eval-runs").iterdir() if p.name != "cache"]
     assert run_dir.name.startswith("locomo-") and (run_dir / "summary.json").exists()
+
+
+def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatch):
+    import streamlit as st
+    import streamlit.testing.v1.app_test as app_test_module
+    from streamlit.testing.v1 import AppTest
+
+    from test_app import _NavigationPagesManager
+
+    runs = tmp_path / "runs"
+    run(EvalConfig("locomo", str(LOCOMO), ["turn-rag", "question-only"], str(runs / "first"), cases=["conv-26"],
+                   sessions=1, questions=3), SETTINGS, factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(runs))
+    monkeypatch.setenv("FTAMEM_DB_PATH", str(tmp_path / "app.db"))
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.chdir(ROOT)
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/evaluate.py").run()
+    assert not at.exception, at.exception
+    assert at.dataframe[0].value.iloc[0]["run"] == "first"
+    scores = at.dataframe[1].value
+    assert list(scores["method"]) == ["turn-rag", "question-only"]
+    at.selectbox(key="cmp_method_a").set_value("turn-rag").run()
+    at.selectbox(key="cmp_method_b").set_value("question-only").run()
+    at.checkbox[0].uncheck().run()
+    compare = at.dataframe[-1].value
+    assert len(compare) == 3 and set(compare["recall A"]) == {1.0} and set(compare["recall B"]) == {0.0}
+    assert any("3 questions in both" in t.value for t in at.text)
+    st.cache_resource.clear()

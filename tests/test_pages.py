@@ -20,7 +20,7 @@ from scripted import HashEmbedder, Pipeline
 from test_app import _NavigationPagesManager
 
 PAGES = ["pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py", "pages/privacy.py",
-         "pages/audit.py"]
+         "pages/audit.py", "pages/evaluate.py"]
 SCRIPT = {
     "segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
     "extraction": {"memory_units": [{"completes": "none", "summary": "a fact", "content_type": "event",

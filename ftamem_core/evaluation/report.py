@@ -147,7 +147,7 @@ def _bootstrap(dataset: str, methods: list[str], scored: dict[str, list[dict]]) 
     return out
 
 
-def _columns(dataset: str, s: dict) -> list[float | None]:
+def metric_columns(dataset: str, s: dict) -> list[float | None]:
     if dataset == "esmemeval":
         per = s["capability"]
         return ([per.get(c, {}).get("f1") for c in ES_ORDER] + [s["overall"].get("f1")]
@@ -163,7 +163,7 @@ def _columns(dataset: str, s: dict) -> list[float | None]:
 
 
 def _ranks(dataset: str, summary: dict) -> dict:
-    return average_ranks({m: _columns(dataset, s) for m, s in summary["methods"].items()})
+    return average_ranks({m: metric_columns(dataset, s) for m, s in summary["methods"].items()})
 
 
 def tables_markdown(summary: dict) -> str:
@@ -178,7 +178,7 @@ def tables_markdown(summary: dict) -> str:
                 "BERTScore All", "Judge", "Avg.R"]
         lines += ["## Like Table 2 (ES-MemEval)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():
-            lines.append(_row([m, *(_pct(v) for v in _columns(dataset, s)),
+            lines.append(_row([m, *(_pct(v) for v in metric_columns(dataset, s)),
                                "–" if s["overall"].get("judge") is None else f"{s['overall']['judge']:.3f}",
                                str(summary["average_rank"].get(m))]))
     else:
@@ -186,7 +186,7 @@ def tables_markdown(summary: dict) -> str:
                 "Average F1", "Average BLEU-1", "Avg.R"]
         lines += ["## Like Table 3 (LoCoMo, memory-paper protocol, categories 1-4)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():
-            lines.append(_row([m, *(_pct(v) for v in _columns(dataset, s)), str(summary["average_rank"].get(m))]))
+            lines.append(_row([m, *(_pct(v) for v in metric_columns(dataset, s)), str(summary["average_rank"].get(m))]))
         head = ["Method", *(f"{c} {n}" for c, n in LOCOMO_CATEGORIES.items()), "1-4", "all", "Judge"]
         lines += ["", "## LoCoMo official scoring (F1 per category id)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():

@@ -123,6 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--workers", type=int, default=1, help="questions at once (OpenAI-compatible backends)")
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
+    c = command("density", "annotate every turn's information density with the LLM (resumable), per dialogue")
+    c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)
+    c.add_argument("--data", required=True)
+    c.add_argument("--cases", nargs="+")
+    c.add_argument("--sessions", type=int)
+    c.add_argument("--out", required=True, metavar="FILE.jsonl", help="the annotations (a rerun resumes them)")
+    c = command("correlate", "correlate per-dialogue F1 gain of one method over another with density fields")
+    c.add_argument("run", help="an eval run folder")
+    c.add_argument("--density", required=True, metavar="FILE.jsonl")
+    c.add_argument("--methods", nargs=2, required=True, metavar=("A", "B"), help="gain of A over B")
+    c.add_argument("--absolute", action="store_true", help="A - B instead of (A - B) / B")
     c = command("score", "score a predictions file (JSONL: question, answer, prediction, category or capability)")
     c.add_argument("dataset", choices=["locomo", "esmemeval"])
     c.add_argument("file")
@@ -489,6 +500,40 @@ def cmd_eval(args, settings: Settings):
     return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
 
 
+def cmd_density(args, settings: Settings):
+    from .evaluation.density import FIELDS, annotate, per_dialogue
+    from .evaluation.run import EvalConfig, select_documents
+    from .llm import make_llm
+
+    docs = select_documents(EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions),
+                            settings)
+    rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
+    dialogues = per_dialogue(rows)
+    overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
+    table = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
+    return {"dialogues": dialogues, "overall": overall}, _table(table, ["dialogue", "turns", *FIELDS, "total_anchors"])
+
+
+def cmd_correlate(args, settings: Settings):
+    from pathlib import Path
+
+    from .evaluation.density import dialogue_gain, gain_correlations, per_dialogue
+    from .evaluation.report import read_rows
+
+    summary = json.loads((Path(args.run) / "summary.json").read_text(encoding="utf-8"))
+    metric = "f1_official" if summary["dataset"] == "locomo" else "f1"
+    questions = read_rows(Path(args.run) / "questions.jsonl")
+    if summary["dataset"] == "locomo":  # as the paper's Table 10: no category 5
+        questions = [q for q in questions if str(q.get("category")) in ("1", "2", "3", "4")]
+    annotations = [json.loads(line) for line in Path(args.density).read_text(encoding="utf-8").splitlines() if line.strip()]
+    gain = dialogue_gain(questions, *args.methods, metric, relative=not args.absolute)
+    result = gain_correlations(per_dialogue(annotations), gain)
+    rows = [{"field": f, **{k: v for k, v in c.items() if k != "leave_one_out"},
+             "leave_one_out": c.get("leave_one_out")} for f, c in result["correlations"].items()]
+    text = _table(rows, ["field", "n", "pearson", "spearman", "low", "high", "permutation_p", "leave_one_out"])
+    return {**result, "gain": gain}, (result["note"] or text)
+
+
 def cmd_score(args, settings: Settings):
     from .evaluation.metrics import read_predictions, score_items, summarise
 
@@ -555,4 +600,6 @@ COMMANDS = {
     "audit": cmd_audit,
     "score": cmd_score,
     "eval": cmd_eval,
+    "density": cmd_density,
+    "correlate": cmd_correlate,
 }

@@ -218,3 +218,28 @@ def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatc
     assert len(compare) == 3 and set(compare["recall A"]) == {1.0} and set(compare["recall B"]) == {0.0}
     assert any("3 questions in both" in t.value for t in at.text)
     st.cache_resource.clear()
+
+
+def test_density_and_correlate_commands(tmp_path, capsys, monkeypatch):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"density": {"factual_anchors": 1, "entity_anchors": 2, "temporal_anchors": 0,
+                                              "support_process_anchors": 0, "implicitness": 1, "low_information": 0}}))
+    monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
+    monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    density = tmp_path / "density.jsonl"
+    cases = ["conv-26", "conv-30", "conv-41"]
+    assert main(["--db", str(tmp_path / "m.db"), "--json", "density", "--dataset", "locomo", "--data", str(LOCOMO),
+                 "--cases", *cases, "--sessions", "1", "--out", str(density)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(out["dialogues"]) == cases and out["overall"]["entity_anchors"] == 2.0
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "summary.json").write_text(json.dumps({"dataset": "locomo"}))
+    rows = [{"method": m, "case": c, "qid": f"{c}:q", "category": "4", "f1_official": f}
+            for c, (a, b) in zip(cases, [(0.6, 0.5), (0.5, 0.5), (0.8, 0.4)]) for m, f in (("fta", a), ("rag", b))]
+    (run_dir / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    assert main(["--db", str(tmp_path / "m.db"), "--json", "correlate", str(run_dir), "--density", str(density),
+                 "--methods", "fta", "rag"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["gain"] == pytest.approx({"conv-26": 0.2, "conv-30": 0.0, "conv-41": 1.0})
+    assert result["dialogues"] == cases and result["correlations"]["implicitness"]["pearson"] is None  # constant

@@ -49,3 +49,48 @@ def test_correlation_of_a_perfect_and_of_an_unrelated_relation():
     assert flat["pearson"] is None
     with pytest.raises(ValueError):
         correlation([1.0, 2.0], [1.0, 2.0])
+
+
+# Density ------------------------------------------------------------------------------------
+
+
+def test_density_annotation_resumes_and_aggregates_per_dialogue(tmp_path):
+    from ftamem_core.evaluation.density import annotate, per_dialogue
+    from ftamem_core.llm import ScriptedLLM
+
+    from conftest import make_doc
+
+    docs = [make_doc("c1", sessions=1, turns=4), make_doc("c2", sessions=1, turns=2)]
+    reply = {"factual_anchors": 2, "entity_anchors": 1, "temporal_anchors": 0, "support_process_anchors": 1,
+             "implicitness": 2, "low_information": 0}
+    path = tmp_path / "density.jsonl"
+    llm = ScriptedLLM([reply] * 3 + [RuntimeError("killed")])
+    with pytest.raises(Exception):
+        annotate(docs, llm, path)
+    assert len(path.read_text().splitlines()) == 3
+    second = ScriptedLLM([{**reply, "factual_anchors": 0, "low_information": 1}] * 3)
+    rows = annotate(docs, second, path)
+    assert len(rows) == 6 and len(second.replies) == 0  # only the three missing turns were asked
+    dialogues = per_dialogue(rows)
+    assert dialogues["c1"]["turns"] == 4 and dialogues["c1"]["factual_anchors"] == pytest.approx((2 * 3 + 0) / 4)
+    assert dialogues["c2"]["low_information"] == 1.0 and dialogues["c2"]["total_anchors"] == pytest.approx(2.0)
+
+
+def test_gain_correlation_with_density_on_known_data():
+    from ftamem_core.evaluation.density import dialogue_gain, gain_correlations
+
+    # five dialogues: fta's relative gain over rag is 0.1 x the dialogue's implicitness
+    questions, density = [], {}
+    for i in range(5):
+        case = f"d{i}"
+        questions += [{"case": case, "method": "rag", "f1": 0.5}, {"case": case, "method": "fta", "f1": 0.5 * (1 + 0.1 * i)}]
+        density[case] = {f: float(i if f == "implicitness" else (7 * i) % 5) for f in
+                         ("factual_anchors", "entity_anchors", "temporal_anchors", "support_process_anchors",
+                          "implicitness", "low_information", "total_anchors")}
+    gain = dialogue_gain(questions, "fta", "rag", "f1")
+    assert gain["d3"] == pytest.approx(0.3)
+    result = gain_correlations(density, gain, n_resamples=499)
+    assert result["correlations"]["implicitness"]["pearson"] == pytest.approx(1.0)
+    assert gain_correlations(density, {"d0": 1.0, "d1": 2.0})["note"].startswith("2 dialogues")
+    assert dialogue_gain([{"case": "x", "method": "rag", "f1": 0.0}, {"case": "x", "method": "fta", "f1": 0.4}],
+                         "fta", "rag", "f1") == {}  # a relative gain over 0 is left out

@@ -120,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
     c.add_argument("--out", help="the run folder; a rerun resumes it (default: a new folder in setting eval_dir)")
     c.add_argument("--cache", help="where built memory is kept for every run (default: EVAL_DIR/cache)")
-    c.add_argument("--workers", type=int, default=1, help="questions at once (OpenAI-compatible backends)")
+    c.add_argument("--workers", type=int, help="questions at once with an OpenAI-compatible backend "
+                                               "(default: setting eval_workers; the embedded model: 1)")
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c = command("density", "annotate every turn's information density with the LLM (resumable), per dialogue")
@@ -494,7 +495,7 @@ def cmd_eval(args, settings: Settings):
     cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=out, cases=args.cases,
                      sessions=args.sessions, questions=args.questions, k=args.k,
                      cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
-                     workers=args.workers, judge=args.judge, categories=args.categories)
+                     workers=args.workers or settings.eval_workers, judge=args.judge, categories=args.categories)
     summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
                   Embedder.from_settings(settings), progress=not args.quiet)
     return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"

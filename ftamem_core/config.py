@@ -169,6 +169,9 @@ class Settings(BaseModel):
     allow_custom_backend: bool = False
     # Evaluation runs: `ftamem eval` writes here when given no --out; the Evaluate page lists them.
     eval_dir: str = "eval-runs"
+    # Questions answered (and cases built) at once by `ftamem eval` against an OpenAI-compatible
+    # server, so that one vLLM server, or several behind one URL, is kept busy (embedded: always 1).
+    eval_workers: int = Field(4, ge=1)
     auth: AuthConfig = Field(default_factory=AuthConfig)
 
     def k_for(self, source_format: str) -> tuple[int, str]:

@@ -243,3 +243,41 @@ def test_density_and_correlate_commands(tmp_path, capsys, monkeypatch):
     result = json.loads(capsys.readouterr().out)
     assert result["gain"] == pytest.approx({"conv-26": 0.2, "conv-30": 0.0, "conv-41": 1.0})
     assert result["dialogues"] == cases and result["correlations"]["implicitness"]["pearson"] is None  # constant
+
+
+def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_path):
+    import threading
+    import time as _time
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    class Slow(EvalPipeline):
+        def answer(self, messages):
+            with lock:
+                active[0] += 1
+                peak[0] = max(peak[0], active[0])
+            _time.sleep(0.2)
+            with lock:
+                active[0] -= 1
+            return super().answer(messages)
+
+    pipeline = Slow()
+    served = SETTINGS.with_overrides(llm={"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, eval_workers=3)
+    cfg = EvalConfig("locomo", str(LOCOMO), ["turn-rag", "question-only"], str(tmp_path / "run"), cases=["conv-26"],
+                     sessions=1, questions=4, workers=served.eval_workers)
+    run(cfg, served, factory(pipeline, []), HashEmbedder(), progress=False)
+    assert peak[0] == 3
+    active[0] = peak[0] = 0
+    embedded = EvalConfig(**{**cfg.__dict__, "out": str(tmp_path / "run2"), "workers": 3})
+    run(embedded, SETTINGS, factory(Slow(), []), HashEmbedder(), progress=False)
+    assert peak[0] == 1  # one embedded model answers one call at a time
+
+
+def test_benchmark_cases_are_recorded_as_consented_research_data(tmp_path):
+    from ftamem_core import consent
+
+    run(EvalConfig("locomo", str(LOCOMO), ["question-only"], str(tmp_path / "run"), cases=["conv-26"], sessions=1,
+                   questions=1), SETTINGS, factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    (db,) = (tmp_path / "run" / "cache").glob("*.db")
+    state = consent.state(Store(db), "conv-26")
+    assert state["state"] == "granted" and state["who"] == "evaluation harness"

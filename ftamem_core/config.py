@@ -114,6 +114,9 @@ class Settings(BaseModel):
     turn_channel: int = Field(10, ge=0)
     # A unit still partial at the end of the built case is retrievable, flagged as partial.
     retrieve_open_partials: bool = True
+    # A unit a counselor archived leaves retrieval and packets (disputed ones always do); on, it
+    # comes back, marked "now archived" in the packet (the Ask page has a switch for one question).
+    retrieve_archived: bool = False
     answer_max_tokens: int = 512
     ablations: Ablations = Field(default_factory=Ablations)
     index: IndexConfig = Field(default_factory=IndexConfig)

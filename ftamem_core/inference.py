@@ -69,6 +69,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
         "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
+        "retrieve_archived": settings.retrieve_archived,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
@@ -95,7 +96,8 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
             scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
                                               lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
                                               score_all_below=settings.score_all_below,
-                                              open_partials=settings.retrieve_open_partials)
+                                              open_partials=settings.retrieve_open_partials,
+                                              archived=settings.retrieve_archived)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
             relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
             if settings.turn_channel and not ab.fact_only:
@@ -105,7 +107,8 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
                 channel = channel_turns(turns, embedder.encode(turn_lines(turns)), question_vector,
                                         settings.turn_channel, settings.tau)
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
-                                    settings.auxiliary_limit, relevance, settings.tau, scores, channel)
+                                    settings.auxiliary_limit, relevance, settings.tau, scores, channel,
+                                    archived=settings.retrieve_archived)
         shown = render(trace.packet, ab, settings.packet_token_budget, llm.count_tokens)
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
         trace.channel_turn_ids = shown.channel_ids

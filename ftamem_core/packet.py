@@ -77,17 +77,19 @@ def _time_key(unit: FTAUnit) -> tuple:
     return (unit.time.dialogue_time or "", unit.evidence.start)
 
 
-def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int) -> list[Neighbour]:
-    """Up to ``per_unit`` linked neighbours of each primary unit (one query for all links)."""
+def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
+           archived: bool = False) -> list[Neighbour]:
+    """Up to ``per_unit`` linked neighbours of each primary unit (one query for all links); an
+    archived neighbour only with ``archived``."""
     if per_unit <= 0 or not primary_ids:
         return []
     primary = set(primary_ids)
     options: dict[int, list[tuple[tuple, int, str]]] = {i: [] for i in primary_ids}
     links = store.links_touching(case_id, primary_ids)
     # A unit a counselor disputes stays for review but never reaches a packet.
-    disputed = {r["id"] for r in store.rows_by_id(case_id, "units", "id, disputed",
+    disputed = {r["id"] for r in store.rows_by_id(case_id, "units", "id, disputed, lifecycle_status",
                                                     list({i for l in links for i in (l.source, l.target)}))
-                if r["disputed"]}
+                if r["disputed"] or (r["lifecycle_status"] == "archived" and not archived)}
     for link in links:
         for here, other, newer in ((link.target, link.source, True), (link.source, link.target, False)):
             if here in options and other not in primary and other not in disputed:
@@ -112,7 +114,7 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int) ->
 def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: int, ablations: Ablations,
                  auxiliary_limit: int, relevance: Callable[[list[str]], np.ndarray] | None = None,
                  floor: float = 0.0, scores: dict[int, float] | None = None,
-                 channel: list[tuple[float, Turn]] | None = None) -> MemoryPacket:
+                 channel: list[tuple[float, Turn]] | None = None, archived: bool = False) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
@@ -121,7 +123,7 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
     fact_only = ablations.fact_only
-    neighbours = [] if ablations.no_links or fact_only else expand(store, case_id, primary_ids, per_unit)
+    neighbours = [] if ablations.no_links or fact_only else expand(store, case_id, primary_ids, per_unit, archived)
     units = primary + [n.unit for n in neighbours]
     sources: dict[int, list[Turn]] = {}
     if not fact_only:

@@ -99,15 +99,16 @@ class Scored:
 
 
 _FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-           "intention_or_plan, construction_status, disputed")
+           "intention_or_plan, construction_status, disputed, lifecycle_status")
 
 
 def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
                      lam: float, pool: int, ablations: Ablations, score_all_below: int = 0,
-                     open_partials: bool = True) -> Scored:
+                     open_partials: bool = True, archived: bool = False) -> Scored:
     """Eq. 8 and 9 over the case's units: all of them when the case holds at most
     ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
-    the end of the built case) is kept only with ``open_partials``."""
+    the end of the built case) is kept only with ``open_partials``, an archived one only with
+    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for)."""
     index = store.index(case_id)
     if index.ntotal == 0:
         empty = np.zeros(0)
@@ -143,6 +144,8 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     for i in order:
         if rows[i]["disputed"]:  # kept for review, never used for an answer
             reasons[i] = "disputed"
+        elif rows[i]["lifecycle_status"] == "archived" and not archived:
+            reasons[i] = "archived"
         elif rows[i]["construction_status"] == "partial" and not open_partials:
             reasons[i] = "partial unit"
         elif score[i] < tau:

@@ -15,6 +15,7 @@ import pytest
 
 from ftamem_core import consent, privacy
 from ftamem_core.cli import main
+from ftamem_core.config import PRESETS
 from ftamem_core.construction import Builder
 from ftamem_core.editing import delete_unit, edit_unit, history
 from ftamem_core.migrations import MIGRATIONS, apply_migrations
@@ -130,6 +131,40 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
     kept = {int(i) for i, k in zip(scored.ids, scored.kept) if k}
     assert kept == {a} and scored.reasons[list(scored.ids).index(b)] == "disputed"
     assert expand(store, "c1", [a], 1) == []  # its disputed neighbour is not added either
+
+
+def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
+    from ftamem_core.config import Ablations, load_settings
+    from ftamem_core.inference import ask
+    from ftamem_core.llm import ScriptedLLM
+    from ftamem_core.packet import expand
+
+    store.ingest([make_doc("c1")])
+    vectors = random_vectors(3)
+    a, b, c = store.add_units("c1", [make_unit("c1", t) for t in "abc"], vectors)
+    store.add_links("c1", [Link(source=c, target=a, relation="updates")])
+    for uid in (b, c):
+        edit_unit(store, None, "c1", uid, {"lifecycle_status": "archived"}, 1, "Dr. Lee", "no longer current")
+    args = dict(k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations(), score_all_below=100)
+    scored = score_candidates(store, "c1", vectors[1], Cues(), **args)
+    assert {int(i) for i, k in zip(scored.ids, scored.kept) if k} == {a}
+    assert scored.reasons[list(scored.ids).index(b)] == "archived"
+    assert expand(store, "c1", [a], 1) == []
+    back = score_candidates(store, "c1", vectors[1], Cues(), **args, archived=True)
+    assert {int(i) for i, k in zip(back.ids, back.kept) if k} == {a, b, c}
+    assert [n.unit.id for n in expand(store, "c1", [a], 1, archived=True)] == [c]
+
+    class Vectors:  # the question's vector is unit b's
+        def encode(self, texts):
+            return np.repeat(vectors[1:2], len(texts), axis=0)
+
+    reply = {"answer": "x", "cited_unit_ids": []}
+    base = load_settings(environ={}, tau=-1.0, turn_channel=0)
+    trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base, ablations=PRESETS["no_rewrite"])
+    assert b not in trace.shown_unit_ids and trace.settings["retrieve_archived"] is False
+    trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base.with_overrides(retrieve_archived=True),
+                ablations=PRESETS["no_rewrite"])
+    assert b in trace.shown_unit_ids and "now archived" in trace.packet_text
 
 
 # Export and import ------------------------------------------------------------------------

@@ -80,10 +80,11 @@ def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarr
     cues = heuristic_cues(question, last)
     scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
                               pool=settings.candidate_pool, ablations=ab, score_all_below=settings.score_all_below,
-                              open_partials=settings.retrieve_open_partials)
+                              open_partials=settings.retrieve_open_partials, archived=settings.retrieve_archived)
     channel = [] if rag is None or ab.fact_only else channel_turns(rag.turns, rag.vectors, query_vector,
                                                                     settings.turn_channel, settings.tau)
     packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ab, settings.auxiliary_limit,
-                          lambda texts: embedder.encode(texts) @ query_vector, settings.tau, scored.similarity(), channel)
+                          lambda texts: embedder.encode(texts) @ query_vector, settings.tau, scored.similarity(), channel,
+                          archived=settings.retrieve_archived)
     shown = render(packet, ab, budget)
     return Shown(shown.pointed_turns(packet) | set(shown.turn_ids), set(shown.turn_ids), approx_tokens(shown.text))

@@ -97,9 +97,17 @@ def case_selector() -> None:
         del st.session_state["trace"]
     if "_next_case" in st.session_state:
         st.session_state["case_id"] = st.session_state.pop("_next_case")
+    elif "case_id" not in st.session_state and st.query_params.get("case") in ids:
+        st.session_state["case_id"] = st.query_params["case"]  # a reload or a shared link: the same client
     if st.session_state.get("case_id") not in ids:
         st.session_state["case_id"] = ids[0] if ids else None
     st.selectbox("Active case", ids, key="case_id", placeholder="no cases yet")
+    if st.session_state["case_id"] is None:
+        st.query_params.pop("case", None)
+    elif st.query_params.get("case") != st.session_state["case_id"]:
+        if st.query_params.get("case") is not None:
+            st.query_params.pop("unit", None)  # another client: the unit was theirs
+        st.query_params["case"] = st.session_state["case_id"]
 
 
 def active_case() -> str | None:
@@ -116,6 +124,22 @@ def require_case() -> str:
         st.info("Load or choose a case on the Cases page first.")
         st.stop()
     return case_id
+
+
+def open_unit(unit_id: int) -> None:
+    """Open a unit of the active case on the Memory page (its id goes in the URL too)."""
+    st.session_state["unit_id"] = unit_id
+    case_id = st.session_state.get("case_id")
+    st.switch_page("pages/memory.py", query_params={"case": case_id, "unit": str(unit_id)} if case_id else None)
+
+
+def chosen_unit() -> int | None:
+    """The unit the URL or another page asked the Memory page to open."""
+    value = st.session_state.get("unit_id") or st.query_params.get("unit")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
 
 
 def flash(kind: str, message: object) -> None:

@@ -56,6 +56,10 @@ class JobRegistry:
     def get(self, case_id: str) -> BuildJob | None:
         return self._jobs.get(case_id)
 
+    def running_cases(self) -> list[str]:
+        """Cases whose build is running now (their model calls come before an ask's)."""
+        return sorted(case_id for case_id, job in list(self._jobs.items()) if job.running)
+
     def forget(self, case_id: str) -> None:
         """Stop the case's build and drop its events (they hold units' text): erasure."""
         with self._lock:

@@ -1,4 +1,8 @@
-"""Ask: a question in; the rewrite, the scored candidates, the packet and the grounded answer out."""
+"""Ask: a question in (Enter asks; a benchmark case offers its stored questions); the rewrite, the
+scored candidates with their facts, the packet and the grounded answer out, each cited unit one
+click from Memory, the trace downloadable."""
+
+import json
 
 import streamlit as st
 
@@ -6,29 +10,60 @@ import ui
 from ftamem_core.config import PRESETS
 from ftamem_core.inference import ask
 
-st.title("Ask")
 case_id = ui.require_case()
+st.title(ui.plain(f"Ask · {case_id}"))
 ui.access(case_id, "view", "ask page")
 store = ui.active_store()
 settings = ui.settings()
-question = st.text_input("Question", placeholder="When did … ?")
-c1, c2, c3, c4, c5 = st.columns(5)
-case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
-k = c1.number_input("K", 1, 100, case_k, help=f"units kept after the threshold; default {case_k} ({k_reason})")
-tau = c2.number_input("τ", 0.0, 1.0, settings.tau, step=0.05)
-lam = c3.number_input("λ", 0.0, 1.0, settings.lam, step=0.05)
-b = c4.number_input("B", 0, 10, settings.link_expansion)
-preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"))
+stored = store.questions(case_id)
 
-if st.button("Ask", type="primary", disabled=not question.strip()):
-    run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b))
+
+def use_starter() -> None:
+    st.session_state["ask_question"] = stored[st.session_state["ask_starter"]].question
+
+
+if stored:
+    c1, c2 = st.columns([4, 1])
+    c1.selectbox("The case's stored questions", range(len(stored)), key="ask_starter",
+                 format_func=lambda i: f"{stored[i].category or '-'} · {stored[i].question[:120]}")
+    c2.button("Use this question", on_click=use_starter)
+
+case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
+with st.form("ask"):
+    question = st.text_input("Question", key="ask_question", placeholder="When did … ? (Enter asks)")
+    with st.expander("Advanced"):
+        c1, c2, c3, c4, c5 = st.columns(5)
+        k = c1.number_input("K", 1, 100, case_k, help=f"units kept after the threshold; default {case_k} ({k_reason})")
+        tau = c2.number_input("τ", 0.0, 1.0, settings.tau, step=0.05,
+                              help="threshold: a unit whose score R is below it is not used")
+        lam = c3.number_input("λ", 0.0, 1.0, settings.lam, step=0.05,
+                              help="weight of embedding similarity in R; the rest is the cue score (people, time, type, affect)")
+        b = c4.number_input("B", 0, 10, settings.link_expansion, help="linked neighbours added per retrieved unit")
+        preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"),
+                              help="the full method, or one ablation (what it switches off is in its name)")
+        archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
+    submitted = st.form_submit_button("Ask", type="primary")
+
+if submitted and question.strip():
+    run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b), retrieve_archived=archived)
     ui.access(case_id, "ask")
-    with st.spinner("rewriting, retrieving, answering…"):
+    busy = [c for c in ui.jobs().running_cases()]
+    label = "Asking…" if not busy else "The model is busy with a build; your question waits for it…"
+    with st.status(label, expanded=bool(busy)) as status:
+        if busy:
+            st.text(f"Building now: {', '.join(busy)}. The answer comes once the model is free.")
         try:
-            st.session_state["trace"] = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings,
-                                            k=int(k), ablations=PRESETS[preset])
+            trace = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings, k=int(k),
+                        ablations=PRESETS[preset])
+            st.session_state["trace"] = trace
+            for stage, seconds in trace.seconds.items():
+                st.text(f"{stage}: {seconds:.1f} s")
+            status.update(label=f"Answered in {sum(trace.seconds.values()):.1f} s", state="complete", expanded=False)
         except Exception as e:  # a backend failure is shown, not raised
+            status.update(label="The question could not be answered", state="error", expanded=True)
             st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
+elif submitted:
+    st.warning("Type a question first.")
 
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
@@ -39,20 +74,37 @@ if trace is not None and trace.case_id == case_id:
         st.stop()
     st.subheader("Answer")
     st.text(trace.answer)
+    gold = next((q for q in stored if q.question == trace.question), None)
+    if gold is not None:  # a benchmark question: its gold answer and evidence beside the answer
+        by_id = {t.original_id: t.idx for t in store.turns(case_id) if t.original_id}
+        evidence = [by_id[e] for e in gold.evidence if e in by_id]
+        pointed = {i for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]
+                   if u.id in trace.shown_unit_ids for i in range(u.evidence.start, u.evidence.end + 1)}
+        pointed |= set(trace.shown_turn_ids)
+        st.text(f"Gold answer: {gold.answer if gold.answer is not None else '(none: not answerable)'}")
+        if evidence:
+            st.text(f"Gold evidence turns: {', '.join(map(str, evidence))}; in the packet: "
+                    f"{', '.join(str(i) for i in evidence if i in pointed) or 'none'}")
     units = {u.id: u for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]}
     for uid in trace.cited_unit_ids:
         if uid in units:
             with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}")):
                 for t in trace.packet.sources.get(uid, []):
                     st.text(f"[{t.idx}] {t.speaker or t.role}: {t.text}")
+                if st.button("Open in Memory", key=f"open-{uid}"):
+                    ui.open_unit(uid)
     st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
         f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
         + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
+    st.download_button("Trace as JSON", json.dumps(trace.as_dict(), ensure_ascii=False, indent=1, default=str),
+                       f"trace-{trace.case_id}.json".replace("/", "_"), "application/json")
     st.subheader("Rewritten query and cues")
     st.text(trace.query)
     st.json(trace.cues.model_dump())
     st.subheader("Scored candidates")
-    st.dataframe(trace.candidates, hide_index=True)
+    facts = {r["id"]: r["fact_text"] for r in store.rows_by_id(case_id, "units", "id, fact_text",
+                                                                [c["id"] for c in trace.candidates])}
+    st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)")} for c in trace.candidates], hide_index=True)
     st.subheader("Memory packet")
     if trace.channel_turn_ids:
         st.caption("Turn channel (beyond the paper, setting turn_channel): raw turns "

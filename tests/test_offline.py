@@ -51,7 +51,7 @@ def test_a_build_every_page_and_an_ask_make_no_outbound_connection(app, attempts
         at = open_page(page)
         assert not at.exception, (page, at.exception)
     at = open_page("pages/ask.py")
-    at.text_input[0].set_value("When did Daniel's father move?").run()
+    at.text_input(key="ask_question").set_value("When did Daniel's father move?")  # in the form: sent on Ask
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not at.exception and at.session_state["trace"].answer
     assert attempts == []

@@ -156,7 +156,7 @@ def test_graph_page_deletes_a_link(app):
 def test_ask_page_shows_answer_and_trace(app):
     built(app)
     at = open_page("pages/ask.py")
-    at.text_input[0].set_value("When did Daniel's father move into a care home?").run()
+    at.text_input(key="ask_question").set_value("When did Daniel's father move into a care home?")  # sent on Ask
     next(b for b in at.button if b.label == "Ask").click().run()
     assert not at.exception
     assert any("October 3, 2025 ![x](//example.invalid/p.png)" in t.value for t in at.text)  # shown as text
@@ -213,8 +213,8 @@ def test_ask_page_drops_an_answer_whose_memory_was_deleted(app):
 
     store = built(app)
     at = open_page("pages/ask.py")
-    at.text_input[0].set_value("When did Daniel's father move into a care home?").run()
-    next(n for n in at.number_input if n.label == "τ").set_value(0.0).run()  # stored vectors are hashed words
+    at.text_input(key="ask_question").set_value("When did Daniel's father move into a care home?")  # sent on Ask
+    next(n for n in at.number_input if n.label == "τ").set_value(0.0)  # stored vectors are hashed words
     next(b for b in at.button if b.label == "Ask").click().run()
     used = at.session_state["trace"].packet.unit_ids()
     assert used and any(h.value == "Memory packet" for h in at.subheader)
@@ -242,3 +242,46 @@ def test_two_tabs_editing_one_unit_the_second_save_is_refused_visibly(app):
     tab2.text_area[0].set_value("Daniel's father has early dementia; Daniel visits on Sundays.")
     tab2.button[0].click().run()
     assert store.get_unit("sample-daniel", first.id).fact.text.endswith("visits on Sundays.")
+
+
+def test_ask_page_offers_stored_questions_asks_on_submit_and_shows_gold_and_facts(app):
+    store = built(app)
+    at = open_page("pages/ask.py")
+    assert at.title[0].value == "Ask · sample\\-daniel"  # the title names the case
+    first = store.questions("sample-daniel")[0]
+    next(b for b in at.button if b.label == "Use this question").click().run()
+    assert at.text_input(key="ask_question").value == first.question  # the starter fills the box
+    next(b for b in at.button if b.label == "Ask").click().run()  # a form: Enter in the box does the same
+    assert not at.exception, at.exception
+    texts = [t.value for t in at.text]
+    assert any(t.startswith("Gold answer: ") and first.answer in t for t in texts)
+    assert any(t.startswith("Gold evidence turns: ") for t in texts)
+    candidates = next(d.value for d in at.dataframe if "fact" in d.value.columns)
+    facts = {u.id: u.fact.text for u in store.units("sample-daniel")}
+    assert all(row["fact"] == facts[row["id"]] for _, row in candidates.iterrows())
+    assert [b.label for b in at.get("download_button")] == ["Trace as JSON"]
+    statuses = [e for e in at.main if type(e).__name__ == "Status"]  # st.status with the stages
+    assert len(statuses) == 1 and statuses[0].label.startswith("Answered in")
+
+
+def test_ask_page_with_an_empty_question_asks_nothing(app):
+    built(app)
+    at = open_page("pages/ask.py")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    assert "trace" not in at.session_state and any("Type a question" in w.value for w in at.warning)
+
+
+def test_cited_unit_opens_in_memory_and_the_url_names_case_and_unit(app):
+    store = built(app)
+    at = open_page("pages/ask.py")
+    assert at.query_params["case"] == ["sample-daniel"]
+    at.text_input(key="ask_question").set_value("When did Daniel's father move into a care home?")
+    next(n for n in at.number_input if n.label == "τ").set_value(0.0)
+    next(b for b in at.button if b.label == "Ask").click().run()
+    trace = at.session_state["trace"]
+    unit = store.units("sample-daniel")[0].id
+    trace.cited_unit_ids = [trace.packet.primary[0].id]
+    at.run()
+    next(b for b in at.button if b.label == "Open in Memory").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["unit"] == [str(trace.packet.primary[0].id)] and unit

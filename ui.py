@@ -151,6 +151,48 @@ def flash(kind: str, message: object) -> None:
 def show_flash() -> None:
     for kind, message in st.session_state.pop("_flash", []):
         getattr(st, kind)(message)
+    for message in st.session_state.pop("_toast", []):
+        st.toast(message)
+
+
+def toast(message: object) -> None:
+    """A confirmation shown where the user is looking, on the run that follows (as text)."""
+    st.session_state.setdefault("_toast", []).append(plain(message))
+
+
+def named() -> bool:
+    """Whether changes can be attributed: a signed-in user, or a name typed in the sidebar."""
+    return bool(st.session_state.get("user") or (st.session_state.get("who") or "").strip())
+
+
+def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True, label: str = "Confirm") -> None:
+    """A confirmation dialog for a destructive action, open while ``st.session_state[key]`` is set
+    (a button sets it). It says what will be lost; ``action(reason)`` does it and returns the
+    message for the toast. Cancel or the dialog's close button change nothing."""
+
+    def close() -> None:
+        st.session_state.pop(key, None)
+
+    @st.dialog(title, on_dismiss=close)
+    def dialog() -> None:
+        st.text(lost)
+        why = st.text_input("Reason (kept in the history)", key=f"{key}-reason") if reason else ""
+        c1, c2 = st.columns(2)
+        if c1.button(label, type="primary", disabled=reason and not why.strip(), key=f"{key}-yes"):
+            try:
+                message = action(why)
+            except Exception as e:  # refused (a conflict, a missing unit): said in the dialog
+                st.error(plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
+                return
+            close()
+            toast(message)
+            st.rerun()
+        if c2.button("Cancel", key=f"{key}-no"):
+            close()
+            st.rerun()
+
+    if st.session_state.get(key):
+        dialog()
 
 
 def who() -> str:

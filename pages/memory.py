@@ -1,6 +1,8 @@
-"""Memory: the case's units (filter, inspect beside their evidence, edit, dispute, delete, history),
+"""Memory: the case's units (filter and search, click a row to open its card beside its evidence
+turns and their context; edit, dispute, archive, delete behind a confirmation; history),
 timelines, and the longitudinal memory with its source units."""
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
@@ -9,8 +11,8 @@ from ftamem_core.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
 from ftamem_core.store import StoreError, VersionConflict
 
-st.title("Memory")
 case_id = ui.require_case()
+st.title(ui.plain(f"Memory · {case_id}"))
 ui.access(case_id, "view", "memory page")
 store = ui.active_store()
 ui.show_flash()
@@ -19,6 +21,7 @@ if not units:
     st.info("No memory yet: build it on the Build page.")
     st.stop()
 sessions = {s.id: s for s in store.sessions(case_id)}
+turn_text = {t.idx: t.text for t in store.turns(case_id)}
 
 with st.expander("Filters", expanded=True):
     c1, c2, c3, c4, c5 = st.columns(5)
@@ -27,7 +30,12 @@ with st.expander("Filters", expanded=True):
     f_status = c3.multiselect("Status", ["final", "partial"])
     f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__))
     f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__))
-    f_text = st.text_input("Text contains")
+    f_text = st.text_input("Text contains", help="the fact, the summary and the words of its evidence turns")
+
+
+def words(u) -> str:
+    evidence = " ".join(turn_text.get(i, "") for i in range(u.evidence.start, u.evidence.end + 1))
+    return f"{u.fact.text} {u.fact.summary} {evidence}".lower()
 
 
 def keep(u) -> bool:
@@ -35,36 +43,106 @@ def keep(u) -> bool:
     return ((not f_session or (s and s.idx in f_session)) and (not f_type or u.fact.content_type in f_type)
             and (not f_status or u.construction_status in f_status) and (not f_life or u.lifecycle_status in f_life)
             and (not f_orient or u.time.time_orientation in f_orient)
-            and (not f_text or f_text.lower() in f"{u.fact.text} {u.fact.summary}".lower()))
+            and (not f_text or f_text.lower() in words(u)))
+
+
+def state(u) -> str:
+    """Why a unit is out of retrieval (greyed in the table), if it is."""
+    return "disputed" if u.disputed else "archived" if u.lifecycle_status == "archived" else ""
 
 
 shown = [u for u in units if keep(u)]
-st.dataframe([{"id": u.id, "session": sessions[u.evidence.session_id].idx if u.evidence.session_id in sessions else None,
-               "turns": f"{u.evidence.start}-{u.evidence.end}", "type": u.fact.content_type, "fact": u.fact.text,
-               "event time": u.time.event_time, "feeling": u.affect.emotion_or_state, "status": u.construction_status,
-               "lifecycle": u.lifecycle_status, "disputed": u.disputed} for u in shown], hide_index=True)
-
 ids = [u.id for u in shown]
 if not ids:
+    st.info("No unit matches the filters.")
     st.stop()
-default = st.session_state.get("unit_id") if st.session_state.get("unit_id") in ids else ids[0]
-unit_id = st.selectbox("Unit", ids, index=ids.index(default), format_func=lambda i: f"m{i}", key="memory_unit")
+frame = pd.DataFrame([{"id": u.id, "session": sessions[u.evidence.session_id].idx if u.evidence.session_id in sessions
+                       else None, "turns": f"{u.evidence.start}-{u.evidence.end}", "type": u.fact.content_type,
+                       "fact": u.fact.text, "event time": u.time.event_time, "feeling": u.affect.emotion_or_state,
+                       "status": u.construction_status, "lifecycle": u.lifecycle_status,
+                       "out of retrieval": state(u)} for u in shown])
+greyed = frame.style.apply(lambda row: ["color: #9aa0a6" if row["out of retrieval"] else ""] * len(row), axis=1)
+st.caption("Click a row to open its unit. Disputed and archived units (grey) are left out of retrieval and packets.")
+picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode="single-row", key="memory_table")
+rows = list(picked.selection.rows) if picked is not None else []
+# A row clicked now wins; otherwise the unit asked for by the URL or another page, else the first.
+if rows and rows != st.session_state.get("_memory_rows"):
+    st.session_state["unit_id"] = ids[rows[0]]
+st.session_state["_memory_rows"] = rows
+chosen = ui.chosen_unit()
+unit_id = chosen if chosen in ids else ids[0]
+st.session_state["unit_id"] = unit_id
+st.query_params["unit"] = str(unit_id)
 unit = store.get_unit(case_id, unit_id)
+
+st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""))
 left, right = st.columns(2)
 with left:
-    st.subheader(f"m{unit.id}")
-    st.json({"fact": unit.fact.model_dump(), "time": unit.time.model_dump(), "affect": unit.affect.model_dump(),
-             "evidence": unit.evidence.model_dump(), "construction_status": unit.construction_status,
-             "lifecycle_status": unit.lifecycle_status, "completeness": unit.completeness,
-             "disputed": unit.disputed, "version": unit.version})
+    st.text(f"Fact [{unit.fact.content_type}]: {unit.fact.text}")
+    if unit.fact.summary:
+        st.text(f"Summary: {unit.fact.summary}")
+    st.text(f"Who: {', '.join(unit.fact.participants) or '-'}")
+    st.text(f"Time: {unit.time.event_time} (said as: {unit.time.event_time_expression or '-'}; "
+            f"{unit.time.time_orientation}, {unit.time.completion}); said on {unit.time.dialogue_time or '-'}")
+    st.text(f"Feeling: {unit.affect.emotion_or_state} · intention or plan: {unit.affect.intention_or_plan}")
+    st.text(f"Relations: {unit.affect.relation_cues}")
+    st.text(f"Status: {unit.construction_status} · lifecycle: {unit.lifecycle_status} · completeness: "
+            f"{unit.completeness} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}")
 with right:
-    st.subheader("Evidence turns")
-    for t in store.turns(case_id, start=unit.evidence.start, end=unit.evidence.end):
-        st.markdown(f"**[{t.idx}] {ui.plain(t.speaker or t.role)}**")
-        st.text(t.text)
+    st.text("Evidence turns (▶) with two turns around them (·):")
+    for t in store.turns(case_id, start=max(0, unit.evidence.start - 2), end=unit.evidence.end + 2):
+        mark = "▶" if unit.evidence.start <= t.idx <= unit.evidence.end else "·"
+        st.text(f"{mark} [{t.idx}] {t.speaker or t.role}: {t.text}")
     links = store.links(case_id, unit_id=unit.id)
     if links:
-        st.caption("Links: " + "; ".join(f"m{l.source} {l.relation} m{l.target}" for l in links))
+        facts = {u.id: u.fact.text for u in units}
+        st.text("Links:")
+        for link in links:
+            other = link.target if link.source == unit.id else link.source
+            st.text(f"  m{link.source} {link.relation} m{link.target} ({link.confidence}): "
+                    f"{facts.get(other, '(deleted)')[:100]}")
+
+if not ui.named():
+    st.warning("Type your name in the sidebar first: every change is recorded with who made it.")
+c1, c2, c3, c4 = st.columns(4)
+editing = c1.toggle("Edit", key=f"edit-open-{unit.id}", disabled=not ui.named())
+c2.button("Dispute", key=f"dispute-{unit.id}", disabled=not ui.named() or unit.disputed,
+          on_click=lambda: st.session_state.update({"confirm-dispute": unit.id}))
+c3.button("Archive", key=f"archive-{unit.id}", disabled=not ui.named() or unit.lifecycle_status == "archived",
+          on_click=lambda: st.session_state.update({"confirm-archive": unit.id}))
+c4.button("Delete", key=f"delete-{unit.id}", disabled=not ui.named(),
+          on_click=lambda: st.session_state.update({"confirm-delete": unit.id}))
+
+
+def set_flag(changes: dict, what: str):
+    def act(reason: str) -> str:
+        edit_unit(store, ui.embedder(), case_id, unit.id, changes, store.get_unit(case_id, unit.id).version,
+                  ui.who(), reason)
+        ui.access(case_id, "change", f"{what} m{unit.id}")
+        return f"m{unit.id} {what}: it leaves retrieval and packets."
+    return act
+
+
+def delete(reason: str) -> str:
+    delete_unit(store, case_id, unit.id, ui.who(), reason)
+    ui.access(case_id, "change", f"deleted m{unit.id}")
+    st.session_state.pop("unit_id", None)
+    st.query_params.pop("unit", None)
+    return f"m{unit.id} deleted."
+
+
+ui.confirm_dialog("confirm-dispute", f"Dispute m{unit.id}?",
+                  "A disputed unit stays for review but is left out of retrieval and packets, so it no longer "
+                  "shapes answers. You can clear the mark by editing it.", set_flag({"disputed": True}, "disputed"),
+                  label="Dispute")
+ui.confirm_dialog("confirm-archive", f"Archive m{unit.id}?",
+                  "An archived unit is left out of retrieval and packets (the Ask page can bring archived units "
+                  "back, marked). Its text, links and history are kept.",
+                  set_flag({"lifecycle_status": "archived"}, "archived"), label="Archive")
+ui.confirm_dialog("confirm-delete", f"Delete m{unit.id}?",
+                  f"This deletes m{unit.id} for good: its text, its vector, its {len(links)} link(s), the text of "
+                  "its history and the semantic and support entries built from it. Only who deleted it, when and "
+                  "why are kept. A rebuild does not bring it back.", delete, label="Delete for good")
 
 # The version this tab's form shows is the one a save expects: read when the form's widgets are
 # created (not again on the run that saves), so another tab's save in between is refused, visibly.
@@ -92,50 +170,54 @@ def conflict_message(unit_id: int) -> str:
     return f"Not saved: m{unit_id} was changed since you opened it ({said}). Load the saved version and redo your change."
 
 
-with st.form(form):
-    st.subheader("Correct this unit")
-    text = st.text_area("Fact", unit.fact.text, key=f"{form}-fact")
-    summary = st.text_input("Summary", unit.fact.summary)
-    c1, c2, c3 = st.columns(3)
-    ctype = c1.selectbox("Content type", ContentType.__args__, index=ContentType.__args__.index(unit.fact.content_type))
-    event_time = c2.text_input("Event time", unit.time.event_time)
-    orientation = c3.selectbox("Time orientation", TimeOrientation.__args__,
-                               index=TimeOrientation.__args__.index(unit.time.time_orientation))
-    c1, c2, c3 = st.columns(3)
-    emotion = c1.text_input("Emotion or state", unit.affect.emotion_or_state)
-    intention = c2.text_input("Intention or plan", unit.affect.intention_or_plan)
-    completion = c3.selectbox("Completion", Completion.__args__, index=Completion.__args__.index(unit.time.completion))
-    c1, c2, c3 = st.columns(3)
-    lifecycle = c1.selectbox("Lifecycle", LifecycleStatus.__args__, index=LifecycleStatus.__args__.index(unit.lifecycle_status))
-    completeness = c2.selectbox("Completeness", Completeness.__args__, index=Completeness.__args__.index(unit.completeness))
-    disputed = c3.checkbox("Disputed", unit.disputed)
-    reason = st.text_input("Reason for the change")
-    if st.form_submit_button("Save correction"):
-        changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype, "time.event_time": event_time,
-                   "time.time_orientation": orientation, "affect.emotion_or_state": emotion,
-                   "affect.intention_or_plan": intention, "time.completion": completion, "lifecycle_status": lifecycle,
-                   "completeness": completeness, "disputed": disputed}
-        st.session_state.pop("conflict", None)
-        try:
-            saved = edit_unit(store, ui.embedder(), case_id, unit.id, changes, st.session_state[f"seen-{form}"],
-                              ui.who(), reason)
-            st.session_state[f"seen-{form}"] = saved.version
-            ui.access(case_id, "change", f"edited m{unit.id}")
-            ui.flash("success", f"m{unit.id} saved")
-        except VersionConflict:
-            st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
-        except (StoreError, ValueError) as e:
-            ui.flash("error", str(e).splitlines()[0])
-        st.rerun()
+def edit_form() -> None:
+    with st.form(form):
+        st.subheader("Correct this unit")
+        text = st.text_area("Fact", unit.fact.text, key=f"{form}-fact")
+        summary = st.text_input("Summary", unit.fact.summary)
+        c1, c2, c3 = st.columns(3)
+        ctype = c1.selectbox("Content type", ContentType.__args__,
+                             index=ContentType.__args__.index(unit.fact.content_type))
+        event_time = c2.text_input("Event time", unit.time.event_time)
+        orientation = c3.selectbox("Time orientation", TimeOrientation.__args__,
+                                   index=TimeOrientation.__args__.index(unit.time.time_orientation))
+        c1, c2, c3 = st.columns(3)
+        emotion = c1.text_input("Emotion or state", unit.affect.emotion_or_state)
+        intention = c2.text_input("Intention or plan", unit.affect.intention_or_plan)
+        completion = c3.selectbox("Completion", Completion.__args__,
+                                  index=Completion.__args__.index(unit.time.completion))
+        c1, c2, c3 = st.columns(3)
+        lifecycle = c1.selectbox("Lifecycle", LifecycleStatus.__args__,
+                                 index=LifecycleStatus.__args__.index(unit.lifecycle_status))
+        completeness = c2.selectbox("Completeness", Completeness.__args__,
+                                    index=Completeness.__args__.index(unit.completeness))
+        disputed = c3.checkbox("Disputed", unit.disputed)
+        reason = st.text_input("Reason for the change")
+        if st.form_submit_button("Save correction"):
+            changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
+                       "time.event_time": event_time, "time.time_orientation": orientation,
+                       "affect.emotion_or_state": emotion, "affect.intention_or_plan": intention,
+                       "time.completion": completion, "lifecycle_status": lifecycle, "completeness": completeness,
+                       "disputed": disputed}
+            st.session_state.pop("conflict", None)
+            seen = st.session_state[f"seen-{form}"]
+            try:
+                saved = edit_unit(store, ui.embedder(), case_id, unit.id, changes, seen, ui.who(), reason)
+                st.session_state[f"seen-{form}"] = saved.version
+                if saved.version == seen:
+                    ui.toast(f"Nothing changed in m{unit.id}.")
+                else:
+                    ui.access(case_id, "change", f"edited m{unit.id}")
+                    ui.toast(f"m{unit.id} saved.")
+            except VersionConflict:
+                st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
+            except (StoreError, ValueError) as e:
+                ui.flash("error", str(e).splitlines()[0])
+            st.rerun()
 
-with st.expander("Delete this unit"):
-    why = st.text_input("Reason for deleting", key=f"del-reason-{unit.id}")
-    if st.button("Delete unit", key=f"del-{unit.id}", disabled=not why.strip(), help="a reason is required"):
-        delete_unit(store, case_id, unit.id, ui.who(), why)
-        ui.access(case_id, "change", f"deleted m{unit.id}")
-        ui.flash("success", f"m{unit.id} deleted")
-        st.rerun()
 
+if editing:
+    edit_form()
 with st.expander("History of this unit"):
     st.dataframe(history(store, case_id, "unit", unit.id), hide_index=True)
 

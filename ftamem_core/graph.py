@@ -30,6 +30,9 @@ def _vis_assets() -> tuple[str, str]:
     return (lib / "vis-network.min.js").read_text(encoding="utf-8"), (lib / "vis-network.css").read_text(encoding="utf-8")
 
 
+OUT_OF_RETRIEVAL = "#dddddd"  # disputed and archived units, which retrieval leaves out
+
+
 def network(units: list[FTAUnit], links: list[Link]):
     """The pyvis Network of these units and the links between them."""
     from pyvis.network import Network
@@ -43,8 +46,11 @@ def network(units: list[FTAUnit], links: list[Link]):
                  f"said {u.time.dialogue_time or 'unknown'}; happened {u.time.event_time}\n"
                  f"feeling: {u.affect.emotion_or_state}; intention: {u.affect.intention_or_plan}\n"
                  f"turns {u.evidence.start}-{u.evidence.end}")
-        net.add_node(u.id, label=f"m{u.id} {label}", title=title, color=COLOURS.get(u.fact.content_type, "#bab0ac"),
-                     shape="dot", size=14, borderWidth=3 if u.disputed else 1)
+        out = u.disputed or u.lifecycle_status == "archived"  # out of retrieval: greyed
+        if out:
+            title += "\n(disputed)" if u.disputed else "\n(archived)"
+        net.add_node(u.id, label=f"m{u.id} {label}", title=title, shape="dot", size=14, borderWidth=3 if u.disputed else 1,
+                     color=OUT_OF_RETRIEVAL if out else COLOURS.get(u.fact.content_type, "#bab0ac"))
     for link in links:
         if link.source in ids and link.target in ids:
             net.add_edge(link.source, link.target, title=f"{link.relation} ({link.confidence})", label=link.relation,

@@ -21,3 +21,15 @@ def test_graph_is_self_contained_and_escapes_dialogue_text():
     assert "default-src 'none'" in html
     ours = html.rsplit("<script>", 1)[1]  # our script, after the inlined vis-network
     assert "el.textContent = value" in ours and "innerHTML" not in ours  # tooltips set text, never markup
+
+
+def test_disputed_and_archived_units_are_greyed():
+    from ftamem_core.graph import OUT_OF_RETRIEVAL, network
+
+    units = [make_unit("c1", t) for t in ("kept", "disputed", "archived")]
+    for i, u in enumerate(units, start=1):
+        u.id = i
+    units[1].disputed = True
+    units[2].lifecycle_status = "archived"
+    colours = {n["id"]: n["color"] for n in network(units, []).nodes}
+    assert colours[1] != OUT_OF_RETRIEVAL and colours[2] == colours[3] == OUT_OF_RETRIEVAL

@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c.add_argument("--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)")
     c.add_argument("--window", type=int, help="window size W (default: setting window_size, 20)")
-    c.add_argument("--from-scratch", action="store_true", help="clear the case's memory and build it again")
+    c.add_argument("--from-scratch", action="store_true", help="clear the case's memory and build it again "
+                   "(refused while corrections made by hand stand, unless --discard-corrections)")
+    c.add_argument("--discard-corrections", action="store_true",
+                   help="with --from-scratch: throw away the corrections made by hand (recorded with --by)")
+    c.add_argument("--by", help="who discards the corrections (default: your user name)")
     c.add_argument("--coverage-pass", action="store_true",
                    help="one more call per fragment for the person's turns no unit covers (setting coverage_pass)")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -307,7 +311,8 @@ def cmd_build(args, settings: Settings):
     builder = Builder(store, llm, Embedder.from_settings(settings), settings,
                       progress=bar)
     try:
-        report = builder.build(args.case, args.segmentation, args.window, args.from_scratch)
+        report = builder.build(args.case, args.segmentation, args.window, args.from_scratch,
+                               discard_corrections=_who(args) if args.discard_corrections else None)
     finally:
         if bar:
             bar.close()

@@ -38,6 +38,8 @@ from .prompts import load_prompt
 from .representation import retrieval_text
 from .segmentation import (SegmentationReply, Span, cut_turns, merge_short, render_turns, segment_session,
                            to_segments)
+from .editing import human_corrections, record_discarded
+from .errors import CorrectionsAtRisk
 from .store import Store, StoreError
 
 
@@ -66,6 +68,7 @@ class Event:
     #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.time)  # when it happened (elapsed time per session)
 
 
 @dataclass
@@ -92,7 +95,10 @@ class Builder:
             llm.recorder = store.record_call  # cost accounting needs every call
 
     def build(self, case_id: str, segmentation: str | None = None, window: int | None = None,
-              from_scratch: bool = False) -> BuildReport:
+              from_scratch: bool = False, discard_corrections: str | None = None) -> BuildReport:
+        """``from_scratch`` clears the case's memory first. It is refused while people's corrections
+        stand (CorrectionsAtRisk lists them), unless ``discard_corrections`` names who decided to
+        throw them away (recorded in the history)."""
         segmentation = segmentation or self.settings.segmentation
         window = window or self.settings.window_size
         case = self.store.get_case(case_id)
@@ -101,13 +107,19 @@ class Builder:
         self._cut_reported: set[int] = set()
         if not from_scratch:  # checked before taking the lock: a refused build leaves no record
             self._check_segmentation(case_id, segmentation)
+        corrections = human_corrections(self.store, case_id) if from_scratch else []
+        if corrections and not discard_corrections:
+            raise CorrectionsAtRisk(corrections)
         # The running build is the case's lock: taken before anything is cleared or written.
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
             settings={"window": window, **self.settings.model_dump(include=BUILD_SETTINGS)}))
         try:
             if from_scratch:
-                self.store.clear_case_memory(case_id)
+                with self.store.transaction():
+                    self.store.clear_case_memory(case_id)
+                    if corrections:
+                        record_discarded(self.store, case_id, discard_corrections, len(corrections))
             self._check_segmentation(case_id, segmentation)  # another process may have built meanwhile
         except BaseException as e:
             self.store.finish_build(build.id, "failed", str(e))

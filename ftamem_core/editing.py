@@ -118,5 +118,34 @@ def delete_link(store: Store, case_id: str, link_id: int, who: str, reason: str)
         _record(store, case_id, "link", link_id, "delete", who, reason)
 
 
+# What a person did by hand (the model's own changes are 'model_edit'); a rebuild from scratch
+# would undo these, so it is refused while they stand (see human_corrections).
+HUMAN_ACTIONS = ("edit", "delete", "add", "delete_memory")
+
+
+def human_corrections(store: Store, case_id: str) -> list[dict]:
+    """The corrections, deletions and added links people made since the last rebuild that
+    discarded them: what a rebuild from scratch would throw away."""
+    last = store._rows("SELECT max(id) AS id FROM history WHERE case_id = ? AND action = 'rebuild_discarded'",
+                       (case_id,))[0]["id"] or 0
+    marks = ", ".join("?" * len(HUMAN_ACTIONS))
+    return store._rows(f"SELECT * FROM history WHERE case_id = ? AND id > ? AND action IN ({marks}) ORDER BY id",
+                       (case_id, last, *HUMAN_ACTIONS))
+
+
+def describe(change: dict) -> str:
+    """One line for a correction, as a person would list it."""
+    what = {"edit": f"{change['field']} edited", "delete": "deleted", "add": "added",
+            "delete_memory": "memory deleted"}.get(change["action"], change["action"])
+    name = f"m{change['object_id']}" if change["object"] == "unit" else f"{change['object']} {change['object_id']}"
+    return f"{name} {what} by {change['who'] or 'someone'} ({change['at'][:10]})" + (
+        f": {change['reason']}" if change["reason"] else "")
+
+
+def record_discarded(store: Store, case_id: str, who: str, count: int) -> None:
+    """A rebuild from scratch discarded ``count`` corrections on purpose: later rebuilds start from here."""
+    _record(store, case_id, "case", 0, "rebuild_discarded", who, f"{count} correction(s) discarded by a rebuild")
+
+
 def history(store: Store, case_id: str, obj: str | None = None, obj_id: int | None = None) -> list[dict]:
     return store.case_rows("history", case_id, "id", {"object = ?": obj, "object_id = ?": obj_id})

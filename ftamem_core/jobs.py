@@ -17,6 +17,7 @@ class BuildJob:
     segmentation: str
     window: int | None = None
     from_scratch: bool = False
+    discard_corrections: str | None = None  # who decided a rebuild from scratch may discard corrections
     events: list[Event] = field(default_factory=list)
     report: BuildReport | None = None
     error: str = ""
@@ -36,7 +37,8 @@ class BuildJob:
 
     def _run(self) -> None:
         try:
-            self.report = self.builder.build(self.case_id, self.segmentation, self.window, self.from_scratch)
+            self.report = self.builder.build(self.case_id, self.segmentation, self.window, self.from_scratch,
+                                             self.discard_corrections)
         except Exception as e:  # shown on the page; the build records its own status
             self.error = str(e).splitlines()[0] if str(e) else e.__class__.__name__
         finally:

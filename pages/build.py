@@ -7,11 +7,13 @@ import streamlit as st
 import ui
 from ftamem_core import consent
 from ftamem_core.construction import Builder
+from ftamem_core.editing import describe, human_corrections
+from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.jobs import BuildJob
 from ftamem_core.models import FTAUnit
 
-st.title("Build")
 case_id = ui.require_case()
+st.title(ui.plain(f"Build · {case_id}"))
 ui.access(case_id, "view", "build page")
 store = ui.active_store()
 settings = ui.settings()
@@ -39,21 +41,58 @@ coverage = col4.checkbox("Coverage pass", value=settings.coverage_pass,
                               "covers (helps small models)")
 
 
-def start() -> None:
+counts = store.session_turn_counts(case_id)
+left_turns = sum(n for sid, n in counts.items() if sid not in done)
+speed = seconds_per_turn(store, ui.llm_config().model)
+if left_turns and speed:
+    st.caption(ui.plain(f"Estimate for the {left_turns} turns not built yet: {duration(speed[0] * left_turns)} "
+                        f"({speed[0]:.0f} s per turn, {speed[1]})."))
+
+
+def start(discard_by: str | None = None) -> None:
+    if from_scratch and discard_by is None and human_corrections(store, case_id):
+        st.session_state["confirm-rebuild"] = True  # the dialog lists what would be discarded
+        return
     try:
         builder = Builder(store, ui.llm(), ui.embedder(), settings.with_overrides(coverage_pass=coverage))
     except Exception as e:  # e.g. the model file or the server is missing
         ui.flash("error", str(e).splitlines()[0])
         return
-    ui.jobs().start(BuildJob(case_id, builder, segmentation, int(window), from_scratch))
+    ui.jobs().start(BuildJob(case_id, builder, segmentation, int(window), from_scratch, discard_corrections=discard_by))
     ui.access(case_id, "build", f"{segmentation}, W={int(window)}" + (", from scratch" if from_scratch else ""))
 
 
+corrections = human_corrections(store, case_id) if from_scratch else []
+
+
+def discard_and_rebuild(reason: str) -> str:
+    start(discard_by=ui.who())
+    return "Rebuild from scratch started; the corrections listed were discarded."
+
+
+ui.confirm_dialog("confirm-rebuild", "Rebuild from scratch?",
+                  f"A rebuild from scratch deletes this case's memory and builds it again, so these "
+                  f"{len(corrections)} correction(s) made by hand would be lost (deleted units come back, edits are "
+                  "undone):\n" + "\n".join(f"- {describe(c)}" for c in corrections[:20])
+                  + (f"\n- and {len(corrections) - 20} more" if len(corrections) > 20 else "")
+                  + "\n\nTo keep them, untick 'Rebuild from scratch': a build then resumes where it stopped.",
+                  discard_and_rebuild, reason=False, label="Discard them and rebuild")
+
 job = ui.jobs().get(case_id)
 running = job is not None and job.running
-b1, b2 = st.columns(2)
-b1.button("Start / resume build", on_click=start, disabled=running or not allowed, type="primary")
-b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
+
+
+@st.fragment(run_every=1.0 if running else None)
+def controls() -> None:
+    """The buttons follow the build's state: a build ending re-enables Start without a click."""
+    job = ui.jobs().get(case_id)
+    running = job is not None and job.running
+    b1, b2 = st.columns(2)
+    b1.button("Start / resume build", on_click=start, disabled=running or not allowed, type="primary")
+    b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
+
+
+controls()
 ui.show_flash()
 
 
@@ -94,6 +133,13 @@ def live() -> None:
                 f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(ui.plain(job.error))
+    began = {e.session: e.at for e in events if e.kind == "session_started"}
+    ended = {e.session: e.at for e in events if e.kind == "session_done"}
+    if began:
+        st.dataframe([{"session": i, "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
+                       "state": "done" if i in ended else "building" if job.running else "stopped",
+                       "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else None}
+                      for i, t in began.items()], hide_index=True)
     if last_window:
         d = last_window.data
         st.subheader(f"Window turns {d['start']}–{d['end']}")

@@ -6,8 +6,10 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from ftamem_core.editing import human_corrections
+from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows, upload_name
-from ftamem_core.loaders import LoadError
+from ftamem_core.loaders import LoadError, load_file
 from ftamem_core.store import StoreError
 
 st.title("Cases")
@@ -18,6 +20,14 @@ if cases:
     st.dataframe(cases, hide_index=True,
                  column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions", "last_build_at"])
     st.caption("Choose the active case in the sidebar.")
+    unbuilt = [c for c in cases if not c["units"]]
+    if unbuilt:  # what to do next, with how long it takes here
+        first = unbuilt[0]
+        speed = seconds_per_turn(store, ui.llm_config().model)
+        when = f" It takes {duration(speed[0] * first['turns'])} here ({speed[1]})." if speed else ""
+        st.info(ui.plain(f"Next: build the memory of {first['id']} ({first['turns']} turns) on the Build page, "
+                         f"with {ui.llm_config().model}.{when} Then open Memory to check it, or Ask a question."))
+        st.page_link("pages/build.py", label="Go to Build")
 else:
     st.info("No cases yet. Load a dialogue file or the bundled sample case.")
 
@@ -49,10 +59,29 @@ def ingest_upload() -> None:
     if upload.size > limit * 2**20:
         ui.flash("error", f"The file is {upload.size / 2**20:.1f} MB; the limit is {limit} MB (setting max_upload_mb).")
         return
+    on_exists = st.session_state.get("on_exists", "refuse")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / upload_name(upload.name)
         path.write_bytes(upload.getvalue())
-        ingest(str(path), st.session_state.get("on_exists", "refuse"))
+        if on_exists == "replace":  # replacing destroys built memory and corrections: confirm first
+            try:
+                stored = [d.case.id for d in load_file(path) if store.case_exists(d.case.id)]
+            except LoadError as e:
+                ui.flash("error", e)
+                return
+            if stored:
+                st.session_state["confirm-replace"] = {"name": upload.name, "data": upload.getvalue(), "ids": stored}
+                return
+        ingest(str(path), on_exists)
+
+
+def replace_confirmed(reason: str) -> str:
+    pending = st.session_state.get("confirm-replace") or {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / upload_name(pending["name"])
+        path.write_bytes(pending["data"])
+        ingest(str(path), "replace")
+    return f"Replaced {', '.join(pending['ids'])}."
 
 
 def _edited_rows() -> list[dict]:
@@ -74,6 +103,17 @@ with col1:
                      key="upload")
     st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True, key="on_exists")
     st.button("Load file", on_click=ingest_upload)
+    pending = st.session_state.get("confirm-replace")
+    if pending:
+        lines = []
+        for case_id in pending["ids"]:
+            row = next((c for c in cases if c["id"] == case_id), {"units": 0})
+            lines.append(f"- {case_id}: {row['units']} units, {len(human_corrections(store, case_id))} correction(s) by hand")
+        ui.confirm_dialog("confirm-replace", "Replace the stored cases?",
+                          "Loading with 'replace' deletes these stored cases with everything built and corrected for "
+                          "them (memory units, links, corrections, their edit history, consent log and access log) "
+                          "and loads them again from the file:\n" + "\n".join(lines), replace_confirmed, reason=False,
+                          label="Replace them")
 with col2:
     st.subheader("Sample case")
     st.write("A three-session counseling dialogue written for this project.")

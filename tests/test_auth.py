@@ -122,9 +122,10 @@ def test_the_signed_in_user_is_the_name_in_the_history_and_the_access_log(users)
     sign_in(at, "ana", "pw-ana")
     at.switch_page("pages/memory.py").run()
     unit = store.units("sample-daniel")[0]
+    at.toggle(key=f"edit-open-{unit.id}").set_value(True).run()  # signed in: no name to type
     at.text_area[0].set_value("Daniel's father moved to a care home.")
     next(t for t in at.text_input if t.label == "Reason for the change").set_value("checked with him")
-    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Save correction").click().run()
     assert not at.exception
     (change,) = [h for h in history(store, "sample-daniel", "unit", unit.id) if h["field"] == "fact.text"]
     assert change["who"] == "ana"

@@ -391,3 +391,82 @@ def test_cited_unit_opens_in_memory_and_the_url_names_case_and_unit(app):
     next(b for b in at.button if b.label == "Open in Memory").click().run()
     assert not at.exception, at.exception
     assert at.query_params["unit"] in (str(trace.packet.primary[0].id), [str(trace.packet.primary[0].id)]) and unit
+
+
+def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_which(app, capsys):
+    from ftamem_core.cli import main
+    from ftamem_core.editing import delete_unit, edit_unit, human_corrections
+    from ftamem_core.errors import CorrectionsAtRisk
+
+    store = built(app)
+    first, second = store.units("sample-daniel")[:2]
+    edit_unit(store, None, "sample-daniel", first.id, {"fact.text": "Daniel's father moved."}, first.version, "Dr. Lee",
+              "wrong subject")
+    delete_unit(store, "sample-daniel", second.id, "Dr. Lee", "not what he said")
+    builder = Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False))
+    with pytest.raises(CorrectionsAtRisk) as refused:
+        builder.build("sample-daniel", from_scratch=True)
+    message = str(refused.value)
+    assert f"m{first.id} fact.text edited by Dr. Lee" in message and f"m{second.id} deleted by Dr. Lee" in message
+    assert store.get_unit("sample-daniel", first.id).fact.text == "Daniel's father moved."  # nothing cleared
+    assert main(["--db", str(app), "build", "sample-daniel", "--from-scratch", "--quiet"]) == 1
+    assert "would discard 2 correction(s)" in capsys.readouterr().err
+
+    # the Build page: the dialog lists them; Cancel changes nothing, confirming discards and rebuilds
+    at = open_page("pages/build.py")
+    next(c for c in at.checkbox if c.label == "Rebuild from scratch").check().run()
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    listed = " ".join(t.value for t in at.text)
+    assert f"m{first.id} fact.text edited by Dr. Lee" in listed and "would be lost" in listed
+    next(b for b in at.button if b.label == "Cancel").click().run()
+    assert ui_job(app) is None and store.get_unit("sample-daniel", first.id).fact.text == "Daniel's father moved."
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    next(b for b in at.button if b.label == "Discard them and rebuild").click().run()
+    assert not at.exception, at.exception
+    wait_until_built(store)
+    assert human_corrections(store, "sample-daniel") == []  # discarded on purpose, recorded
+    (mark,) = [h for h in history(store, "sample-daniel") if h["action"] == "rebuild_discarded"]
+    assert mark["reason"] == "2 correction(s) discarded by a rebuild"
+
+
+def ui_job(db):
+    import ui
+
+    job = ui.jobs().get("sample-daniel")
+    return job if job is not None and job.running else None
+
+
+def test_loading_with_replace_asks_first_and_cancel_keeps_the_case(app):
+    store = built(app)
+    unit = store.units("sample-daniel")[0]
+    from ftamem_core.editing import edit_unit
+
+    edit_unit(store, None, "sample-daniel", unit.id, {"fact.text": "Corrected by hand."}, unit.version, "Dr. Lee", "x")
+    at = open_page("pages/cases.py")
+    at.radio(key="on_exists").set_value("replace").run()
+    # what "Load file" leaves for the dialog when the file holds a stored case
+    pending = {"name": "sample_case.json", "data": SAMPLE.read_bytes(), "ids": ["sample-daniel"]}
+    at.session_state["confirm-replace"] = pending
+    at.run()
+    text = " ".join(t.value for t in at.text)
+    assert "sample-daniel: 4 units, 1 correction(s) by hand" in text and "deletes these stored cases" in text
+    next(b for b in at.button if b.label == "Cancel").click().run()
+    assert store.get_unit("sample-daniel", unit.id).fact.text == "Corrected by hand."
+    at.session_state["confirm-replace"] = pending
+    at.run()
+    next(b for b in at.button if b.label == "Replace them").click().run()
+    assert not at.exception, at.exception
+    assert store.units("sample-daniel") == []  # replaced: loaded again from the file, not built yet
+
+
+def test_first_start_says_what_to_do_next_with_the_time_it_takes(app, monkeypatch):
+    from ftamem_core import estimate
+
+    monkeypatch.setitem(estimate.MEASURED, "script.json", (24.4, "a test figure"))  # the scripted model's name
+    at = open_page("pages/cases.py")
+    next(b for b in at.button if b.label == "Load the sample case").click().run()
+    hint = next(i.value for i in at.info if i.value.startswith("Next"))
+    assert "build the memory of sample-daniel (33 turns)" in hint.replace("\\", "")
+    assert "It takes about 13 minutes here (measured with script.json on a test figure" in hint.replace("\\", "")
+    at.switch_page("pages/build.py").run()
+    assert any(c.value.startswith("Estimate for the") for c in at.caption)

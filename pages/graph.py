@@ -9,8 +9,8 @@ from ftamem_core.graph import graph_html
 from ftamem_core.models import ContentType, Link, Relation
 from ftamem_core.store import StoreError
 
-st.title("Graph")
 case_id = ui.require_case()
+st.title(ui.plain(f"Graph · {case_id}"))
 ui.access(case_id, "view", "graph page")
 store = ui.active_store()
 ui.show_flash()

@@ -10,8 +10,8 @@ from ftamem_core import auth, consent, privacy
 from ftamem_core.editing import delete_session_memory, history
 from ftamem_core.store import StoreError
 
-st.title("Privacy")
 case_id = ui.require_case()
+st.title(ui.plain(f"Privacy · {case_id}"))
 ui.access(case_id, "view", "privacy page")
 store = ui.active_store()
 ui.show_flash()

@@ -36,3 +36,21 @@ def test_two_methods_on_the_es_memeval_sample_with_the_real_model(tmp_path, monk
     # a rerun answers nothing again
     assert main(args) == 0
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 16
+
+
+def test_the_harness_reply_models_make_grammars_the_embedded_model_accepts():
+    # llama.cpp turns a schema into a grammar and aborts the process on one it finds too large (a
+    # maxLength of 2000 did): one real call per reply model the harness adds.
+    from ftamem_core.config import LLMConfig
+    from ftamem_core.evaluation.density import DensityReply
+    from ftamem_core.evaluation.methods import SummaryReply
+    from ftamem_core.evaluation.report import EsVerdict, LocomoVerdict
+    from ftamem_core.llm import EmbeddedLLM
+    from ftamem_core.modelfiles import ensure_model
+
+    llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), ensure_model("qwen2.5-0.5b", MODEL_DIR))
+    messages = [{"role": "system", "content": "Reply with JSON only."},
+                {"role": "user", "content": "Maya said: I moved to night shifts in March and I sleep badly."}]
+    for model in (SummaryReply, DensityReply, LocomoVerdict, EsVerdict):
+        reply, call = llm.structured("check", messages, model, temperature=0.0, max_tokens=120)
+        assert isinstance(reply, model) and call.ok

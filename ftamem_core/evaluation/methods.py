@@ -62,7 +62,9 @@ def method(name: str) -> Method:
 
 
 class SummaryReply(BaseModel):
-    summary: str = Field(..., min_length=1, max_length=2000)
+    # No length bound: llama.cpp turns maxLength into a grammar repetition it refuses beyond a few
+    # hundred (the prompt asks for about 120 words).
+    summary: str = Field(..., min_length=1)
 
 
 def summarise_sessions(store: Store, case_id: str, llm: LLM, settings: Settings) -> dict[int, str]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from ..prompts import load_prompt
@@ -36,12 +38,12 @@ def read_rows(path: Path) -> list[dict]:
 
 
 class LocomoVerdict(BaseModel):
-    reason: str = Field("", max_length=500)
-    label: str = Field(..., pattern="^(CORRECT|WRONG)$")
+    reason: str = ""
+    label: Literal["CORRECT", "WRONG"]
 
 
 class EsVerdict(BaseModel):
-    reason: str = Field("", max_length=500)
+    reason: str = ""
     score: int = Field(..., ge=0, le=2)
 
 

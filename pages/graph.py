@@ -40,12 +40,21 @@ with left:
     if st.button("Edit on the Memory page"):
         st.session_state["unit_id"] = uid
         st.switch_page("pages/memory.py")
-    reason = st.text_input("Reason", key="graph-unit-reason")
-    if st.button("Delete this unit", disabled=not reason.strip(), help="a reason is required"):
-        delete_unit(store, case_id, uid, ui.who(), reason)
-        ui.access(case_id, "change", f"deleted m{uid}")
-        ui.flash("success", f"m{uid} deleted")
-        st.rerun()
+    if not ui.named():
+        st.warning("Type your name in the sidebar first: every change is recorded with who made it.")
+    st.button("Delete this unit", disabled=not ui.named(),
+              on_click=lambda: st.session_state.update({"confirm-graph-delete": uid}))
+
+    def delete(reason: str) -> str:
+        unit_id = st.session_state["confirm-graph-delete"]  # the unit the button was pressed for
+        delete_unit(store, case_id, unit_id, ui.who(), reason)
+        ui.access(case_id, "change", f"deleted m{unit_id}")
+        return f"m{unit_id} deleted."
+
+    ui.confirm_dialog("confirm-graph-delete", f"Delete m{st.session_state.get('confirm-graph-delete')}?",
+                      "This deletes the unit for good: its text, its vector, its links, the text of its history "
+                      "and the semantic and support entries built from it. Only who deleted it, when and why are kept.",
+                      delete, label="Delete for good")
 with right:
     st.subheader("Links")
     st.dataframe([{"id": l.id, "link": f"m{l.source} {l.relation} m{l.target}", "confidence": l.confidence}
@@ -56,7 +65,7 @@ with right:
         target = b.selectbox("Older unit", ids, format_func=lambda i: f"m{i}")
         relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"])
         why = st.text_input("Reason")
-        if st.form_submit_button("Add link"):
+        if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
                 add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
                          ui.who(), why)
@@ -70,16 +79,21 @@ with right:
                                format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))
             relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype")
             why = st.text_input("Reason", key="link-reason")
-            c1, c2 = st.columns(2)
-            if c1.form_submit_button("Retype link"):
+            if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
                 ui.flash("success", f"link {lid} is now {relation}")
                 st.rerun()
-            if c2.form_submit_button("Delete link"):
-                try:
-                    delete_link(store, case_id, lid, ui.who(), why)
-                    ui.access(case_id, "change", f"deleted link {lid}")
-                    ui.flash("success", f"link {lid} deleted")
-                except StoreError as e:
-                    ui.flash("error", e)
-                st.rerun()
+        chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link",
+                              format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))
+        st.button("Delete link", disabled=not ui.named(),
+                  on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}))
+
+        def delete_chosen(reason: str) -> str:
+            link_id = st.session_state["confirm-link-delete"]  # the link the button was pressed for
+            delete_link(store, case_id, link_id, ui.who(), reason)
+            ui.access(case_id, "change", f"deleted link {link_id}")
+            return f"link {link_id} deleted."
+
+        ui.confirm_dialog("confirm-link-delete", f"Delete link {st.session_state.get('confirm-link-delete')}?",
+                          "The link goes; both units stay. The history keeps who deleted it, when and why.",
+                          delete_chosen, label="Delete link")

@@ -255,10 +255,17 @@ def test_graph_page_deletes_a_link(app):
     before = store.links("sample-daniel")
     assert before
     at = open_page("pages/graph.py")
-    next(t for t in at.text_input if t.key == "link-reason").set_value("not related")  # in a form: sent on submit
+    assert next(b for b in at.button if b.label == "Delete link").disabled  # a name first
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    chosen = at.selectbox(key="graph-delete-link").value
     next(b for b in at.button if b.label == "Delete link").click().run()
+    assert len(store.links("sample-daniel")) == len(before)  # the dialog first
+    at.text_input(key="confirm-link-delete-reason").input("not related").run()
+    next(b for b in at.button if b.key == "confirm-link-delete-yes").click().run()
     assert not at.exception
-    assert len(store.links("sample-daniel")) == len(before) - 1
+    assert len(store.links("sample-daniel")) == len(before) - 1 and chosen not in {l.id for l in store.links("sample-daniel")}
+    (row,) = [h for h in history(store, "sample-daniel", "link", chosen) if h["action"] == "delete"]
+    assert row["who"] == "Dr. Lee" and row["reason"] == "not related"
 
 
 def test_ask_page_shows_answer_and_trace(app):

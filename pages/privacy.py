@@ -41,12 +41,14 @@ def record_consent(state: str) -> None:
         ui.flash("success", "Consent recorded: memory may be built for this case.")
 
 
+if not ui.named():
+    st.warning("Type your name in the sidebar first: consent, retention and deletions are recorded with who did them.")
 st.text_input("Note (how and where consent was given or withdrawn)", key="consent_note")
 c1, c2 = st.columns(2)
 c1.button("Record consent granted", on_click=record_consent, args=("granted",),
-          disabled=current["state"] == "granted")
+          disabled=current["state"] == "granted" or not ui.named())
 c2.button("Record consent withdrawn", on_click=record_consent, args=("withdrawn",),
-          disabled=current["state"] != "granted")
+          disabled=current["state"] != "granted" or not ui.named())
 with st.expander("Consent log"):
     st.dataframe(consent.log(store, case_id), hide_index=True, column_order=["at", "state", "who", "note"])
 
@@ -64,7 +66,7 @@ def save_retention() -> None:
     ui.flash("success", "Retention saved.")
 
 
-st.button("Save retention", on_click=save_retention)
+st.button("Save retention", on_click=save_retention, disabled=not ui.named())
 
 st.subheader("What is stored")
 counts = privacy.case_counts(store, case_id)
@@ -88,13 +90,21 @@ done = store.done_sessions(case_id)
 built = [s for s in sessions if s.id in done]
 if built:
     pick = st.selectbox("Session", [s.idx for s in built], key="privacy_session")
-    why = st.text_input("Reason", key="privacy_session_reason")
-    if st.button("Delete this session's memory", disabled=not why.strip()):
-        session = next(s for s in built if s.idx == pick)
-        n = delete_session_memory(store, case_id, session.id, ui.who(), why)
-        ui.flash("success", f"Session {pick}: {n} units and what was derived from them deleted (its turns stay; "
-                            "a later build builds it again).")
-        st.rerun()
+    session = next(s for s in built if s.idx == pick)
+    st.button("Delete this session's memory", disabled=not ui.named(),
+              on_click=lambda: st.session_state.update({"confirm-session-delete": session.id}))
+    in_session = [u for u in store.units(case_id, construction_status=None) if u.evidence.session_id == session.id]
+
+    def delete_session(reason: str) -> str:
+        n = delete_session_memory(store, case_id, st.session_state["confirm-session-delete"], ui.who(), reason)
+        return (f"Session {pick}: {n} units and what was derived from them deleted (its turns stay; a later build "
+                "builds it again).")
+
+    ui.confirm_dialog("confirm-session-delete", f"Delete the memory of session {pick}?",
+                      f"This deletes the {len(in_session)} units built from session {pick} with their vectors, links, "
+                      "history text and the semantic and support entries built from them, corrections made by hand "
+                      "included. The session's turns stay, and a later build builds it again.", delete_session,
+                      label="Delete its memory")
 else:
     st.caption("No session has memory yet.")
 
@@ -103,7 +113,7 @@ st.caption("Erases the dialogue, memory, vectors, history, consent log and recor
            "and what this app holds of it in memory. Type the case id to confirm.")
 typed = st.text_input("Case id", key="erase_confirm")
 reason = st.text_input("Reason (kept in the erasure log, which holds no case id)", key="erase_reason")
-if st.button("Erase for good", type="primary", disabled=typed != case_id):
+if st.button("Erase for good", type="primary", disabled=typed != case_id or not ui.named()):
     try:
         erased = privacy.erase_case(store, case_id, ui.who(), reason)
     except StoreError as e:

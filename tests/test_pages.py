@@ -308,6 +308,8 @@ def test_privacy_page_withdraws_consent_and_erases_the_case(app):
     at = open_page("pages/privacy.py")
     assert not at.exception
     assert any(t.value.startswith("State: granted") for t in at.text)
+    assert next(b for b in at.button if b.label == "Record consent withdrawn").disabled  # a name first
+    at.sidebar.text_input[0].input("Dr. Lee").run()
     next(b for b in at.button if b.label == "Record consent withdrawn").click().run()
     assert consent.state(store, "sample-daniel")["state"] == "withdrawn"
     next(b for b in at.button if b.label == "Prepare export").click().run()
@@ -321,6 +323,24 @@ def test_privacy_page_withdraws_consent_and_erases_the_case(app):
     assert not at.exception
     assert not store.case_exists("sample-daniel") and store.vectors.files("sample-daniel") == []
     assert "export" not in at.session_state and "trace" not in at.session_state
+
+
+def test_privacy_page_deletes_a_session_memory_after_the_dialog(app):
+    store = built(app)
+    at = open_page("pages/privacy.py")
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    before = len(store.units("sample-daniel"))
+    next(b for b in at.button if b.label == "Delete this session's memory").click().run()
+    assert any("corrections made by hand included" in t.value for t in at.text)
+    next(b for b in at.button if b.label == "Cancel").click().run()
+    assert len(store.units("sample-daniel")) == before
+    next(b for b in at.button if b.label == "Delete this session's memory").click().run()
+    at.text_input(key="confirm-session-delete-reason").input("client asked").run()
+    next(b for b in at.button if b.label == "Delete its memory").click().run()
+    assert not at.exception, at.exception
+    first_session = store.sessions("sample-daniel")[0].id
+    assert [u for u in store.units("sample-daniel") if u.evidence.session_id == first_session] == []
+    assert len(store.units("sample-daniel")) < before
 
 
 def test_ask_page_drops_an_answer_whose_memory_was_deleted(app):

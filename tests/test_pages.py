@@ -499,3 +499,26 @@ def test_first_start_says_what_to_do_next_with_the_time_it_takes(app, monkeypatc
     assert "It takes about 13 minutes here (measured with script.json on a test figure" in hint.replace("\\", "")
     at.switch_page("pages/build.py").run()
     assert any(c.value.startswith("Estimate for the") for c in at.caption)
+
+
+def test_an_ask_while_a_build_holds_the_model_says_so(app):
+    import threading
+
+    import ui
+    from ftamem_core.jobs import BuildJob
+
+    built(app)
+    at = open_page("pages/ask.py")
+    release = threading.Event()
+    job = BuildJob("other-case", builder=None, segmentation="bws")  # a build running elsewhere
+    job.thread = threading.Thread(target=release.wait, daemon=True)
+    job.thread.start()
+    ui.jobs()._jobs["other-case"] = job
+    try:
+        at.text_input(key="ask_question").set_value("When did Daniel's father move into a care home?")
+        next(b for b in at.button if b.label == "Ask").click().run()
+        assert any(t.value == "Building now: other-case. The answer comes once the model is free." for t in at.text)
+        (status,) = [e for e in at.main if type(e).__name__ == "Status"]
+        assert status.label.startswith("Answered in")
+    finally:
+        release.set()

@@ -95,7 +95,7 @@ with score_tab:
         columns = st.columns(len(view["units"]))
         for column, shown in zip(columns, view["units"]):
             with column:
-                st.subheader(f"m{shown['id']}")
+                st.subheader(ui.plain(f"m{shown['id']}"))
                 if shown["deleted"]:
                     st.text("Deleted since the draw.")
                     continue

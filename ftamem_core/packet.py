@@ -30,6 +30,7 @@ from .config import Ablations
 from .grounding import content_words
 from .models import FTAUnit, SemanticEntry, SupportEntry, Turn
 from .store import Store
+from .temporal import spoken
 
 # Lower sorts first: a newer unit that changes the primary's status is the most useful context.
 _RELATION_RANK = {"updates": 0, "contradicts": 0, "followup_of": 0, "same_episode_as": 1, "supports": 2}
@@ -198,9 +199,9 @@ def render_unit(unit: FTAUnit, ablations: Ablations) -> str:
     t = unit.time
     if not ablations.no_time_fields:
         if t.dialogue_time:
-            parts.append(f"said {t.dialogue_time[:10]}")
+            parts.append(f"said {spoken(t.dialogue_time)}")
         if t.event_time != "unknown":
-            parts.append(f"happened {t.event_time}" + (f" ({t.event_time_expression})" if t.event_time_expression else ""))
+            parts.append(f"happened {spoken(t.event_time)}" + (f" ({t.event_time_expression})" if t.event_time_expression else ""))
         state = ", ".join(x for x in (t.time_orientation, t.completion) if x != "unknown")
         if unit.lifecycle_status != "unknown":
             state = ", ".join(x for x in (state, f"now {unit.lifecycle_status}") if x)
@@ -216,7 +217,7 @@ def render_unit(unit: FTAUnit, ablations: Ablations) -> str:
 
 
 def render_turn(turn: Turn, ablations: Ablations) -> str:
-    when = "" if ablations.no_time_fields or not turn.timestamp else f"{turn.timestamp[:10]} "
+    when = "" if ablations.no_time_fields or not turn.timestamp else f"({spoken(turn.timestamp)}) "
     return f"  [{turn.idx}] {when}{turn.speaker or turn.role}: {turn.text}"
 
 

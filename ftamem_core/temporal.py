@@ -210,3 +210,28 @@ def time_range(value: str | None) -> tuple[int, int] | None:
     except ValueError:
         return None
     return first.toordinal(), last.toordinal()
+
+
+def _spoken_one(value: str) -> str:
+    parts = value.split("-")
+    if len(parts) == 3:
+        return f"{int(parts[2])} {calendar.month_name[int(parts[1])]} {parts[0]}"
+    if len(parts) == 2:
+        return f"{calendar.month_name[int(parts[1])]} {parts[0]}"
+    return parts[0]
+
+
+def spoken(value: str | None) -> str:
+    """An ISO date, month, year or range as people write it: ``2023-05-07`` → "7 May 2023",
+    ``2023-05`` → "May 2023", a range → "between … and …". Answers copy the packet's form, and
+    dialogue, gold answers and counselors write dates this way; anything else is returned as is."""
+    if not value:
+        return ""
+    text = value.strip()
+    head = text[:10] if re.match(r"^\d{4}-\d{2}-\d{2}T", text) else text
+    if not _ISO.match(head) or time_range(head) is None:  # not a real date: as written
+        return text
+    if "/" in head:
+        start, end = head.split("/")
+        return f"between {_spoken_one(start)} and {_spoken_one(end)}"
+    return _spoken_one(head)

@@ -62,3 +62,13 @@ def test_time_range():
     assert time_range("2024") == (date(2024, 1, 1).toordinal(), date(2024, 12, 31).toordinal())
     assert time_range("2025-09-01/2025-09-07")[1] - time_range("2025-09-01/2025-09-07")[0] == 6
     assert time_range("unknown") is None and time_range("2025-02-30") is None
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("2023-05-07", "7 May 2023"), ("2023-05-08T13:56:00", "8 May 2023"), ("2023-05", "May 2023"),
+    ("2023", "2023"), ("2023-05-01/2023-05-07", "between 1 May 2023 and 7 May 2023"),
+    ("2025-13", "2025-13"), ("2025-02-30", "2025-02-30"), ("unknown", "unknown"), (None, ""),
+])
+def test_spoken_dates(value, expected):
+    from ftamem_core.temporal import spoken
+    assert spoken(value) == expected

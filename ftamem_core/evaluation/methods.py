@@ -28,6 +28,7 @@ from ..models import Question
 from ..packet import turn_lines
 from ..prompts import load_prompt
 from ..store import Store
+from ..temporal import spoken
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, s
         q = ctx.embedder.encode([question.question])[0]
         sims = ctx._summary_vectors @ q
         best = [order_ids[j] for j in np.argsort(-sims, kind="stable")[:k]]
-        text = "\n".join(f"[session {i}, {sessions[i].time or sessions[i].time_text or 'undated'}] {ctx.summaries[i]}"
+        text = "\n".join(f"[session {i}, {spoken(sessions[i].time) or sessions[i].time_text or 'undated'}] {ctx.summaries[i]}"
                          for i in sorted(best))
         by_session = {s.id: s.idx for s in sessions.values()}
         shown = {t.idx for t in ctx.turns if by_session.get(t.session_id) in best}

@@ -12,9 +12,11 @@ again).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from . import consent
@@ -34,7 +36,7 @@ from .longitudinal import render as render_longitudinal
 from .longitudinal import reply_model as longitudinal_reply
 from .longitudinal import unit_key
 from .models import Build, FTAUnit, Session, Turn
-from .prompts import load_prompt
+from .prompts import PROMPT_DIR, load_prompt
 from .representation import retrieval_text
 from .segmentation import (SegmentationReply, Span, cut_turns, merge_short, render_turns, segment_session,
                            to_segments)
@@ -50,6 +52,21 @@ BUILD_SETTINGS = {
     "fact_support", "speaker_check", "ground_anchors", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars",
 }
+
+# The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
+# are unchanged, since a fix to the verbatim fallback or a prompt changes what a build produces.
+_BUILD_SOURCES = ("construction", "segmentation", "extraction", "linking", "longitudinal", "grounding", "temporal",
+                  "representation", "models")
+_BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal", "coverage")
+
+
+def build_digest() -> str:
+    """A digest of the build's code and prompts."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in [here / f"{m}.py" for m in _BUILD_SOURCES] + [PROMPT_DIR / f"{p}.md" for p in _BUILD_PROMPTS]:
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 class BuildError(StoreError):

@@ -201,6 +201,14 @@ def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUni
                                    "fact": unit.fact.model_copy(update={"summary": summary})})
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+
+
+def statements(text: str) -> str:
+    """A turn without its questions: "Wow! What kinda jobs are you thinking of?" keeps "Wow!"."""
+    return " ".join(s for s in _SENTENCE_END.split(text.strip()) if s and not s.rstrip().endswith("?"))
+
+
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
@@ -209,7 +217,10 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> 
     anchor = session_date(fragment.session_time)
     out = []
     for turn in uncovered(fragment, units, min_words, partial_counts=True):
-        text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
+        said = statements(turn.text)
+        if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
+            continue
+        text = third_person(said, turn.speaker) if turn.speaker else said
         text = text if len(text) <= 400 else text[:399].rsplit(" ", 1)[0] + "…"
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []

@@ -134,6 +134,8 @@ def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
     summary = run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(), again_calls), HashEmbedder(), progress=False)
     assert again_calls == []  # no construction, summary or answer call
     assert summary["methods"]["fta"]["construction_cost"]["units"] > 0  # still reported
+    bws = Store(next((out / "cache").glob("*-bws-*.db")))
+    assert len(bws._rows("SELECT id FROM builds")) == 1  # the complete build is reused, no empty build recorded
     other = tmp_path / "other"
     run(EvalConfig(**{**cfg, "out": str(other), "methods": ["fta-no_time_fields"]}) , SETTINGS,
         factory(EvalPipeline(), third := []), HashEmbedder(), progress=False)
@@ -281,3 +283,19 @@ def test_benchmark_cases_are_recorded_as_consented_research_data(tmp_path):
     (db,) = (tmp_path / "run" / "cache").glob("*.db")
     state = consent.state(Store(db), "conv-26")
     assert state["state"] == "granted" and state["who"] == "evaluation harness"
+
+
+def test_a_cached_build_is_not_reused_after_its_code_or_prompts_change(tmp_path, monkeypatch):
+    import shutil
+
+    from ftamem_core import construction
+    from ftamem_core.evaluation.run import _tag
+    cfg = EvalConfig(dataset="locomo", data=str(LOCOMO), methods=["fta"], out=str(tmp_path / "run"))
+    before = _tag(cfg, SETTINGS, "bws")
+    assert _tag(cfg, SETTINGS, "bws") == before and _tag(cfg, SETTINGS, "pair") != before
+    prompts = tmp_path / "prompts"
+    shutil.copytree(construction.PROMPT_DIR, prompts)
+    monkeypatch.setattr(construction, "PROMPT_DIR", prompts)
+    assert _tag(cfg, SETTINGS, "bws") == before  # same text, same key
+    (prompts / "extraction.md").write_text((prompts / "extraction.md").read_text() + "\nOne more rule.\n")
+    assert _tag(cfg, SETTINGS, "bws") != before

@@ -189,6 +189,12 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
         (12, "Thanks! Caroline also ran a charity race for mental health on Sunday.")]
     assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08
 
+    asking = [Turn(idx=13, role="user", speaker="Melanie", text="Wow, Caroline! What kinda jobs are you thinking of? Anything that stands out?"),
+              Turn(idx=14, role="user", speaker="Melanie", text="Did it go well? I'm swamped with the kids and work this month.")]
+    extra = verbatim_units(Fragment("c1", 1, asking, "2023-05-08"), [], min_words=6)
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [
+        (14, "Melanie is swamped with the kids and work this month.")]  # questions are no fact
+
 
 def test_min_units_grows_with_the_persons_substantive_turns():
     from ftamem_core.extraction import min_units

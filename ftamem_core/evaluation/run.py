@@ -25,7 +25,7 @@ from typing import Callable
 
 from .. import consent
 from ..config import Settings
-from ..construction import Builder
+from ..construction import Builder, build_digest
 from ..errors import StoreError
 from ..llm import LLM
 from ..loaders import load_file
@@ -93,6 +93,7 @@ _NOT_CONSTRUCTION = {"db_path", "tau", "lam", "top_k", "top_k_locomo", "link_exp
 
 def _tag(cfg: EvalConfig, settings: Settings, construction: str) -> str:
     key = json.dumps({"data": str(Path(cfg.data).resolve()), "sessions": cfg.sessions, "construction": construction,
+                      "code": build_digest(),
                       "llm": [settings.llm.backend, settings.llm.model, settings.llm.base_url, settings.llm.seed],
                       "settings": settings.model_dump(exclude=_NOT_CONSTRUCTION)}, sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:10]
@@ -187,7 +188,9 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
             consent.record(store, doc.case.id, "granted", "evaluation harness", "public research dataset")
         llm = make_llm(recorder_for(store))
         ctx = CaseContext(store, doc.case.id, embedder)
-        if construction in ("bws", "session", "pair", "fixed"):
+        done = store.done_sessions(doc.case.id)
+        if construction in ("bws", "session", "pair", "fixed") and any(
+                done.get(s.id) != construction for s in store.sessions(doc.case.id)):  # else reused as is
             Builder(store, llm, embedder, settings).build(doc.case.id, segmentation=construction)
         elif construction == "summary":
             ctx.summaries = summarise_sessions(store, doc.case.id, llm, settings)

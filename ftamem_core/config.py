@@ -147,6 +147,9 @@ class Settings(BaseModel):
     fact_support: float = Field(0.5, ge=0.0, le=1.0)
     # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
     ground_anchors: bool = True
+    # a longitudinal note keeps only the clauses with fact_support of their word stems in the own
+    # turns of the speaker they name (in the cited units' evidence); none left: the note goes;
+    ground_notes: bool = True
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
     # one linking call per fragment for all its new units (the paper: one per unit).

@@ -49,7 +49,7 @@ from .store import Store, StoreError
 BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
-    "fact_support", "speaker_check", "ground_anchors", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
+    "fact_support", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars",
 }
 
@@ -372,8 +372,9 @@ class Builder:
             reply, _ = self.llm.structured("longitudinal", messages, model,
                                            temperature=self.settings.construction_temperature,
                                            max_tokens=self.settings.construction_max_tokens)
-            new_semantic, new_support = apply_longitudinal(reply, case_id, semantic, support, units,
-                                                           [t.speaker for t in turns if t.speaker])
+            new_semantic, new_support = apply_longitudinal(
+                reply, case_id, semantic, support, units, [t.speaker for t in turns if t.speaker],
+                turns if self.settings.ground_notes else None, self.settings.fact_support)
         # One transaction: the session's memory is complete exactly when it is marked done.
         with self.store.transaction():
             self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])

@@ -12,7 +12,7 @@ from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Tur
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
+SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False, ground_notes=False)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
 
 
 def doc(sessions=2, turns=8):
@@ -419,6 +419,20 @@ def test_anchor_grounding_acts_with_its_setting(store, check):
     invented["content"]["intention_or_plan"] = "housewarming after the kitchen is done"
     (u,) = peers_units(store, [invented], ground_anchors=check)
     assert (u.affect.intention_or_plan == "unknown") is check
+
+
+@pytest.mark.parametrize("check", [True, False])
+def test_note_grounding_acts_with_its_setting(store, check):
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [unit("Caroline is researching adoption agencies for her family.", 0, 1)]}
+    pipeline.longitudinal = lambda m: {"semantic": [{
+        "replaces": "none", "kind": "situation", "source_unit_ids": ["m1"],
+        "text": "Caroline is researching adoption agencies. Melanie is researching adoption agencies."}], "support": []}
+    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, ground_notes=check))
+    assert [e.text for e in store.semantic("c1")] == (
+        ["Caroline is researching adoption agencies."] if check
+        else ["Caroline is researching adoption agencies. Melanie is researching adoption agencies."])
 
 
 @pytest.mark.parametrize("check", [True, False])

@@ -65,3 +65,29 @@ def test_an_entry_not_about_the_units_it_cites_is_dropped():
     assert [e.text for e in sem] == ["Maya runs with a group on Sundays."] and sup == []
     _, sup = apply(reply, "c", [], [], units)  # without the names, "Maya" alone ties it to the unit
     assert len(sup) == 1
+
+
+def test_with_the_turns_an_entry_keeps_what_they_support_and_goes_when_nothing_is_left():
+    from ftamem_core.models import Turn
+    turns = [Turn(idx=0, role="user", speaker="Maya", text="My sister Lena and I argued about caring for our father."),
+             Turn(idx=1, role="assistant", speaker="Counselor", text="That sounds hard. What did you try?"),
+             Turn(idx=2, role="user", speaker="Maya", text="Blackout curtains. I sleep six hours now.")]
+    units = [u.model_copy(update={"evidence": u.evidence.model_copy(update={"start": i, "end": i + 1})})
+             for i, u in zip((0, 1), session_units("Maya and her sister Lena argued about caring for their father.",
+                                                  "Blackout curtains helped Maya sleep six hours."))]
+    model = reply_model(["m7", "m8"], [], [])
+    reply = model.model_validate({
+        "semantic": [{"replaces": "none", "kind": "relationship", "source_unit_ids": ["m7"],
+                      "text": "Maya and her sister Lena argued about caring for their father. Maya is a nurse at the city hospital."},
+                     {"replaces": "none", "kind": "person", "source_unit_ids": ["m7"],
+                      "text": "Maya is writing a dissertation about father care."}],
+        "support": [{"replaces": "none", "strategy": "blackout curtains", "outcome": "helped",
+                     "text": "Maya sleeps six hours now.", "source_unit_ids": ["m8"]},
+                    {"replaces": "none", "strategy": "keeping a sleep journal", "outcome": "helped",
+                     "text": "Maya sleeps six hours now.", "source_unit_ids": ["m8"]}]})
+    names = ["Maya", "Counselor"]
+    sem, sup = apply(reply, "c", [], [], units, names, turns)
+    assert [e.text for e in sem] == ["Maya and her sister Lena argued about caring for their father."]
+    assert [e.strategy for e in sup] == ["blackout curtains"]  # "keeping a sleep journal" was never said
+    sem, sup = apply(reply, "c", [], [], units, names)  # without the turns (ground_notes off): as written
+    assert len(sem) == 2 and len(sup) == 2

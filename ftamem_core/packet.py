@@ -225,6 +225,10 @@ def _adds_words(turn: Turn, line: str) -> bool:
     return bool(content_words(turn.text) - content_words(line))
 
 
+def _adds_words_to(fact: str, turns: list[Turn]) -> bool:
+    return bool(content_words(fact) - content_words(" ".join(f"{t.speaker or ''} {t.text}" for t in turns)))
+
+
 def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
@@ -247,24 +251,30 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     used += 0 if ablations.flat_context else 24  # the section headings
     lines = {u.id: render_unit(u, ablations) for u in packet.primary}
     shown_primary: list[FTAUnit] = []
+    shown_neighbours: list[Neighbour] = []
     channel: dict[int, Turn] = {}
     pointed: set[int] = set()
     for kind, item in _merged(packet):  # by rank: a lower item never takes the place of a higher one
         if kind == "unit":
+            span = set(range(item.evidence.start, item.evidence.end + 1))
+            if span <= channel.keys() and not _adds_words_to(item.fact.text, [channel[i] for i in span]):
+                continue  # its turns are shown word for word already and its line adds nothing
             if not fits(lines[item.id]):
                 break
             shown_primary.append(item)
-            pointed.update(range(item.evidence.start, item.evidence.end + 1))
+            pointed.update(span)
+            # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
+            # it, before lower-ranked units: else a full budget leaves the top units without them.
+            for n in packet.neighbours:
+                line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
+                if n.via == item.id and n.unit.id not in lines and fits(line):
+                    lines[n.unit.id] = line
+                    shown_neighbours.append(n)
+                    pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
         elif item.idx not in pointed:
             if not fits(render_turn(item, ablations)):
                 break
             channel[item.idx] = item
-    shown_neighbours = []
-    for n in packet.neighbours:
-        line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
-        if n.via in {u.id for u in shown_primary} and fits(line):
-            lines[n.unit.id] = line
-            shown_neighbours.append(n)
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
     turns: dict[int, Turn] = {}
     for u in shown_units:

@@ -61,3 +61,25 @@ def test_the_setting_acts_in_ask_and_fact_only_and_question_only_have_no_channel
     for preset in ("fact_only", "question_only"):
         trace, _ = run(memory, preset, turn_channel=3)
         assert trace.channel_turn_ids == [] and trace.settings["turn_channel"] == 0
+
+
+def test_a_unit_whose_turns_the_channel_shows_and_adds_nothing_is_left_out():
+    said = Turn(idx=7, speaker="Maya", text="I joined a running group that meets on Sundays.")
+    verbatim = make_unit("c1", "Maya joined a running group that meets on Sundays.", 7, 7)
+    richer = make_unit("c1", "Maya joined a running group on Sundays after the doctor's advice.", 7, 7)
+    verbatim.id, richer.id = 1, 2
+    shown = render(MemoryPacket([verbatim, richer], [], {}, scores={1: 0.3, 2: 0.2}, channel=[(0.6, said)]), FULL)
+    assert shown.channel_ids == [7] and shown.unit_ids == [2]  # "doctor's advice" is more than the turn
+
+
+def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget():
+    from ftamem_core.packet import Neighbour, render_unit
+    top, low, update = (make_unit("c1", t, i, i) for i, t in ((1, "Maya sleeps four hours"),
+                                                              (9, "Maya likes to paint on weekends"),
+                                                              (20, "Maya now sleeps six hours with blackout curtains")))
+    top.id, low.id, update.id = 1, 2, 3
+    packet = MemoryPacket([top, low], [Neighbour(update, 1, "updates m1")], {}, scores={1: 0.5, 2: 0.4})
+    room = 24 + approx_tokens(render_unit(top, FULL)) + approx_tokens(f"{render_unit(update, FULL)} (linked: updates m1)") + 2
+    shown = render(packet, FULL, budget=room)
+    assert shown.unit_ids == [1, 3] and "blackout curtains" in shown.text  # the update, not the lower unit
+    assert render(packet, FULL).unit_ids == [1, 2, 3]  # without a budget, all of it

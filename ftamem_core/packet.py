@@ -254,6 +254,9 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     shown_neighbours: list[Neighbour] = []
     channel: dict[int, Turn] = {}
     pointed: set[int] = set()
+    linked: dict[int, list[Neighbour]] = {}
+    for n in packet.neighbours:
+        linked.setdefault(n.via, []).append(n)
     for kind, item in _merged(packet):  # by rank: a lower item never takes the place of a higher one
         if kind == "unit":
             span = set(range(item.evidence.start, item.evidence.end + 1))
@@ -265,9 +268,9 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
             pointed.update(span)
             # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
             # it, before lower-ranked units: else a full budget leaves the top units without them.
-            for n in packet.neighbours:
+            for n in linked.get(item.id, []):
                 line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
-                if n.via == item.id and n.unit.id not in lines and fits(line):
+                if n.unit.id not in lines and fits(line):
                     lines[n.unit.id] = line
                     shown_neighbours.append(n)
                     pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))

@@ -50,7 +50,7 @@ class LLMConfig(BaseModel):
     timeout: float = Field(600.0, gt=0)
     seed: int = 0
     n_ctx: int = 8192
-    n_threads: int | None = None  # None: llama-cpp-python picks (half the cores to write, all to read prompts)
+    n_threads: int | None = None  # embedded: threads that write (None: every core; prompts are read with every core)
     prompt_cache_bytes: int = 1 << 30  # embedded: RAM for cached prompt prefixes (0: off)
     # False for a server typed into the app: its error bodies are not shown (it may be anybody's).
     trusted: bool = True

@@ -37,6 +37,7 @@ class AskTrace:
     calls: list[dict] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    warmed: dict[str, str] = field(default_factory=dict)  # prompt -> where its prefix state came from
 
     def as_dict(self) -> dict:
         p = self.packet
@@ -54,6 +55,7 @@ class AskTrace:
                 "channel_turn_ids": self.channel_turn_ids,
             },
             "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
+            "warmed": self.warmed,
         }
 
 
@@ -74,6 +76,10 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
     with call_context(case_id=case_id):
+        started = time.perf_counter()
+        # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
+        trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ("rewrite", "answer"))
+        trace.seconds["warm"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
         if ab.question_only:
             trace.query = question

@@ -141,3 +141,26 @@ def test_every_prompt_puts_values_in_data_blocks_that_the_text_cannot_close():
         # each value opens one block and closes it once; the value's own tags are defused
         assert body.count("<data>") == body.count("</data>") == prompt.user.count("{{")
         assert "‹/data›" in body and "‹data›" in body
+
+
+def test_every_prompts_prefix_is_its_fixed_instructions_and_nothing_filled_in():
+    from ftamem_core.prompts import PROMPT_DIR, load_prompt
+
+    for path in sorted(PROMPT_DIR.glob("*.md")):
+        prompt = load_prompt(path.stem)
+        filled = prompt.messages(**{name: "Ines said something private" for name in prompt.placeholders()})
+        prefix = prompt.prefix_messages()
+        joined = "".join(m["content"] for m in prefix)
+        assert "{{" not in joined and "Ines" not in joined and len(joined) > 200
+        # every call of the prompt begins with it, message by message
+        for mine, theirs in zip(prefix, filled):
+            assert mine["role"] == theirs["role"] and theirs["content"].startswith(mine["content"])
+        assert prefix[-1]["content"] != filled[len(prefix) - 1]["content"]  # cut where the values begin
+
+
+def test_a_prefix_state_file_that_does_not_read_back_whole_is_ignored(tmp_path):
+    from ftamem_core.prefix_states import read_state
+
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 not a whole file")
+    assert read_state(tmp_path / "cut.npz", 2048) is None
+    assert read_state(tmp_path / "absent.npz", 2048) is None

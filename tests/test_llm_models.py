@@ -91,3 +91,39 @@ def test_truncation_through_the_server_is_retried_then_reported(llama_server):
     llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b", max_retries=1))
     with pytest.raises(LLMError, match="^check: no valid output after 2 attempt"):
         llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=3)
+
+
+def test_prompt_prefix_state_is_kept_on_disk_and_spares_a_new_process_the_instructions(model_path, tmp_path):
+    import llama_cpp
+
+    from ftamem_core import llm as llm_module, prefix_states
+    from ftamem_core.prompts import load_prompt
+    from ftamem_core.retrieval import RewriteReply
+
+    llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, state_dir=tmp_path)
+    assert llm.warm(["rewrite"])["rewrite"].startswith("evaluated")
+    (saved,) = tmp_path.glob("rewrite-*.npz")
+    state = prefix_states.read_state(saved, 2048)
+    model, _ = llm_module._llama(model_path, llm.config)
+    text = model.detokenize(state.input_ids[: state.n_tokens].tolist()).decode()
+    # instructions only: the data rule names the tag once, and nothing is filled in
+    assert "You turn a question" in text and text.count("<data>") == 1 and "People in this case" in text
+
+    # A new process: nothing in memory, the state read back from disk.
+    prefix_states._LOADED.clear()
+    llm_module.forget_prompts()
+    assert llm.warm(["rewrite"]) == {"rewrite": "disk"}
+    llama_cpp.llama_perf_context_reset(model._ctx.ctx)
+    messages = load_prompt("rewrite").messages(people="Ines, Tomas", dates="2024-02-01",
+                                               question="When did Ines start pottery classes?")
+    _, call = llm.structured("rewrite", messages, RewriteReply, max_tokens=200)
+    evaluated = llama_cpp.llama_perf_context(model._ctx.ctx).n_p_eval
+    # only what follows the saved instructions is read (a few more tokens where the prefix was cut:
+    # the saved prompt's end-of-message marks and the token generated after it)
+    assert 0 < evaluated <= call.prompt_tokens // call.attempts - state.n_tokens + 10
+
+    saved.write_bytes(saved.read_bytes()[:-100])  # a file cut short is not loaded, but made again
+    prefix_states._LOADED.clear()
+    llm_module.forget_prompts()
+    assert llm.warm(["rewrite"])["rewrite"].startswith("evaluated")
+    assert prefix_states.read_state(saved, 2048) is not None

@@ -4,6 +4,7 @@ expansion (links, B) -> packet -> grounded answer, with a trace of every step.""
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,8 +76,14 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
-    with call_context(case_id=case_id):
+    channel_on = bool(settings.turn_channel) and not (ab.fact_only or ab.question_only)
+    all_turns = store.turns(case_id) if channel_on else []
+    with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
+        # The question and the turns are embedded while the model rewrites (in a new process this
+        # also loads the encoder meanwhile, about 5 s on 2 cores).
+        ahead = None if ab.question_only else background.submit(
+            lambda: (embedder.encode([question])[0], embedder.encode(turn_lines(all_turns)) if channel_on else None))
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ("rewrite", "answer"))
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
@@ -98,7 +105,8 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         started = time.perf_counter()
         relevance, scores, channel = None, {}, []
         if not ab.question_only:
-            vector = embedder.encode([trace.query])[0]
+            question_vector, turn_vectors = ahead.result()
+            vector = question_vector if trace.query == question else embedder.encode([trace.query])[0]
             scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
                                               lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
                                               score_all_below=settings.score_all_below,
@@ -106,12 +114,9 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
                                               archived=settings.retrieve_archived)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
             relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
-            if settings.turn_channel and not ab.fact_only:
+            if channel_on:
                 scores = scored.similarity()
-                turns = store.turns(case_id)
-                question_vector = vector if trace.query == question else embedder.encode([question])[0]
-                channel = channel_turns(turns, embedder.encode(turn_lines(turns)), question_vector,
-                                        settings.turn_channel, settings.tau)
+                channel = channel_turns(all_turns, turn_vectors, question_vector, settings.turn_channel, settings.tau)
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
                                     settings.auxiliary_limit, relevance, settings.tau, scores, channel,
                                     archived=settings.retrieve_archived)

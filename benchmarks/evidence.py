@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/evidence.py --dataset locomo --case conv-26 --sessions 3
         [--model qwen2.5-1.5b] [--data PATH] [--db PATH] [--rebuild] [--set NAME=VALUE ...] [--json]
+        [--ask N] [--ask-processes N]
 
 Builds the case's first N sessions with the embedded model (or reuses the build in ``--db``),
 then, for the questions of categories 1-4 (LoCoMo) whose gold evidence lies inside them, prints:
@@ -128,6 +129,29 @@ def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
     return rows
 
 
+def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
+    """Each ask as one ``ftamem ask`` process (loading the encoder, the model and the prompts'
+    saved instructions), timed from start to exit."""
+    import subprocess
+    import time
+
+    from ftamem_core.config import load_settings
+    from ftamem_core.store import Store
+
+    rows = []
+    store = Store(db, index_config=load_settings().index)
+    for q, _ in answerable(store, case_id)[:n]:
+        started = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "ftamem_core", "--db", str(db), "--model", model, "--json",
+                              "ask", case_id, q.question], capture_output=True, text=True, check=True, cwd=ROOT)
+        trace = json.loads(out.stdout)
+        rows.append({"question": q.question[:60], "process seconds": round(time.perf_counter() - started, 1),
+                     **{f"{k} s": round(v, 1) for k, v in trace["seconds"].items()},
+                     "prompts from": ", ".join(sorted(set(trace["warmed"].values()))), "answer": trace["answer"][:40]})
+        print(f"# {rows[-1]}", file=sys.stderr, flush=True)
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=sorted(DATA), default="locomo")
@@ -141,6 +165,8 @@ def main() -> None:
                    help="a setting for this run, e.g. verbatim_fallback=false")
     p.add_argument("--ask", type=int, default=0, metavar="N",
                    help="also time N full 'ask' calls (rewrite, retrieval, packet, answer) with the model")
+    p.add_argument("--ask-processes", type=int, default=0, metavar="N",
+                   help="also time N 'ftamem ask' commands, each a new process")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     settings = load_settings(llm={"model": args.model}, **dict(args.set))
@@ -148,6 +174,8 @@ def main() -> None:
     result = measure(store, case_id, settings, Embedder.from_settings(settings))
     if args.ask:
         result["ask"] = time_asks(store, case_id, settings, args.ask)
+    if args.ask_processes:
+        result["ask processes"] = time_processes(Path(store.path), case_id, args.model, args.ask_processes)
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -165,8 +193,9 @@ def main() -> None:
     print(f"construction: {cost.get('calls_per_turn')} calls and {cost.get('tokens_per_turn')} tokens per turn, "
           f"{cost.get('units_per_turn')} units per turn")
     print(markdown_table(result["stages"]))
-    if args.ask:
-        print(markdown_table(result["ask"]))
+    for key in ("ask", "ask processes"):
+        if key in result:
+            print(markdown_table(result[key]))
 
 
 if __name__ == "__main__":

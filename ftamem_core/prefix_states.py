@@ -37,7 +37,7 @@ def state_file(folder: Path, model_path: Path, n_ctx: int, name: str, messages: 
 
 
 def write_state(path: Path, state: Any) -> None:
-    """The state (one row of logits, not one per token) to ``path``, whole or not at all."""
+    """The state (its last row of logits) to ``path``, whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = np.frombuffer(state.llama_state, dtype=np.uint8)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -96,8 +96,8 @@ def warm(model: Any, lock: threading.Lock, folder: Path, model_path: Path, n_ctx
             if state is None:
                 model.create_chat_completion(messages=messages, max_tokens=1, temperature=0.0)
                 state, source = model.save_state(), "evaluated"
+                state.scores = state.scores[-1:].copy()  # one row per token would be ~0.6 MB a token
                 write_state(path, state)
-                state = read_state(path, n_ctx) or state
             if not _held(model, state):
                 model.cache[state.input_ids[: state.n_tokens].tolist()] = state
             else:

@@ -154,6 +154,9 @@ class Settings(BaseModel):
     verbatim_fallback: bool = True
     # one linking call per fragment for all its new units (the paper: one per unit).
     link_per_fragment: bool = True
+    # a linked older unit's lifecycle changes only when the relation reports on it (updates,
+    # followup_of, contradicts); the paper takes the suggestion of every judged pair.
+    lifecycle_by_relation: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
     max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)

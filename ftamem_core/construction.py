@@ -50,7 +50,7 @@ BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars",
+    "prompt_turn_chars", "lifecycle_by_relation",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -354,7 +354,7 @@ class Builder:
         reply, _ = self.llm.structured("linking", messages, linking_reply(pairs),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
-        for outcome in apply_updates(self.store, new, pairs, reply):
+        for outcome in apply_updates(self.store, new, pairs, reply, self.settings.lifecycle_by_relation):
             report.links += 1
             self.progress(Event("link_added", None, {"link": outcome.link.model_dump(),
                                                      "neighbour_status": outcome.neighbour.lifecycle_status}))

@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .grounding import anchored, best_turn, first_person, misattributed, normalised, repeats, shares_content, swap_names
+from .grounding import (anchored, best_turn, first_person, joint_subject, misattributed, normalised, repeats, shares_content,
+                        small_talk, sole_subject, swap_names)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -180,8 +181,17 @@ def span_turns(unit: FTAUnit, turns: list[Turn]) -> list[Turn]:
 def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FTAUnit:
     """A fact that starts with one speaker's name but carries the other speaker's first-person
     words ("Melanie is researching adoption agencies" from Caroline's "I'm researching adoption
-    agencies") gets the names exchanged, in the fact and its participants."""
-    wrong = misattributed(unit.fact.text, [t for t in span_turns(unit, turns) if t.role != "assistant"], speakers)
+    agencies") gets the names exchanged, in the fact and its participants. A fact about both
+    speakers that only one of them tells ("John and Maria shared a photo of their dinner" from
+    John's turn and Maria's "Looks yummy!") is about the teller alone."""
+    said = [t for t in span_turns(unit, turns) if t.role != "assistant"]
+    joint = joint_subject(unit.fact.text, said, speakers)
+    if joint is not None:
+        teller, listener = joint
+        return unit.model_copy(update={"fact": unit.fact.model_copy(update={
+            "text": sole_subject(unit.fact.text, teller, listener),
+            "summary": sole_subject(unit.fact.summary, teller, listener)})})
+    wrong = misattributed(unit.fact.text, said, speakers)
     if wrong is None:
         return unit
     a, b = wrong
@@ -205,8 +215,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
 def statements(text: str) -> str:
-    """A turn without its questions: "Wow! What kinda jobs are you thinking of?" keeps "Wow!"."""
-    return " ".join(s for s in _SENTENCE_END.split(text.strip()) if s and not s.rstrip().endswith("?"))
+    """A turn without its questions and small talk: "Wow, Jon! That's great. What kinda jobs are you
+    thinking of? I'm applying at the bank." keeps "I'm applying at the bank."."""
+    return " ".join(s for s in _SENTENCE_END.split(text.strip())
+                    if s and not s.rstrip().endswith("?") and not small_talk(s))
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:

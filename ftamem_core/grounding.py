@@ -102,6 +102,69 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     return who, turn.speaker
 
 
+_WE = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|us|our|ours)\b", re.IGNORECASE)
+
+
+def joint_subject(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
+    """(teller, listener) when a fact starts with two speakers joined ("John and Maria shared a
+    photo of their dinner") but only the teller's turns say it in the first person: the other
+    speaker only answered ("Looks delicious!"). Each speaker's own first-person turns in the span
+    must share two word stems with the fact (names aside) for both to stay its subject."""
+    names = "|".join(re.escape(s) for s in speakers if s)
+    match = re.match(rf"\s*({names})\s+and\s+({names})\b", text) if names else None
+    if match is None or match.group(1) == match.group(2):
+        return None
+    mine = _stems(text, speakers)
+
+    def tells(name: str) -> bool:
+        return any(t.speaker == name and _WE.search(t.text) and len(mine & _stems(t.text, speakers)) >= 2
+                   for t in turns)
+
+    a, b = match.group(1), match.group(2)
+    if tells(a) and not tells(b):
+        return a, b
+    if tells(b) and not tells(a):
+        return b, a
+    return None
+
+
+_PLURAL_VERB = {"are": "is", "were": "was", "have": "has", "do": "does"}
+
+
+def sole_subject(text: str, teller: str, listener: str) -> str:
+    """``text`` with its joint subject ("A and B", either order) reduced to ``teller``, the verb
+    right after it made singular ("John and Maria are" -> "John is")."""
+    pair = rf"(?:{re.escape(teller)}\s+and\s+{re.escape(listener)}|{re.escape(listener)}\s+and\s+{re.escape(teller)})"
+    match = re.match(rf"\s*{pair}\b", text)
+    if match is None:
+        return text
+    rest = text[match.end():]
+    verb = re.match(r"\s+(\w+)", rest)
+    if verb and verb.group(1) in _PLURAL_VERB:
+        rest = rest[:verb.start(1)] + _PLURAL_VERB[verb.group(1)] + rest[verb.end(1):]
+    return teller + rest
+
+
+# Small talk -----------------------------------------------------------------------------------
+
+# The words of greetings, thanks, praise and agreement: a sentence of only these (and names) holds
+# nothing to remember ("Hey Mel! Good to see you!", "Wow, John! That's amazing news.").
+_PHATIC = frozenset("""hey hi hello hiya yo wow whoa woah oh ooh aww aw omg yay yeah yes yep yup ok okay sure
+thanks thank you so good great nice awesome amazing cool glad happy to see hear that that's it it's this is was
+what's up how how's are doing long time no news sounds congrats congratulations lovely wonderful fantastic
+incredible really too me i i'm love agree totally absolutely haha lol again well done proud of for your you're
+such a an the and all right alright true exactly definitely indeed super going doing hope hopefully bye later
+care take talk soon catch you'll be fine sweet much very lot""".split())
+
+
+def small_talk(sentence: str) -> bool:
+    """Whether a sentence is only greeting, thanks, praise or agreement. Capitalised words after
+    the first are taken for names ("Hey Mel!")."""
+    words = re.findall(r"[A-Za-z']+", sentence)
+    rest = [w.lower() for i, w in enumerate(words) if i == 0 or not w[0].isupper() or w in ("I", "I'm")]
+    return all(w in _PHATIC for w in rest)
+
+
 def swap_names(text: str, a: str, b: str) -> str:
     """``text`` with the names ``a`` and ``b`` exchanged."""
     return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: b if m.group(1) == a else a, text)

@@ -1,7 +1,8 @@
 """Automatic checks of built memory (issue #9's unit checks): what a reader finds by eye, counted.
 
 - misattributed: a fact that starts with one speaker's name but carries another speaker's
-  first-person words (``grounding.misattributed``);
+  first-person words (``grounding.misattributed``), or starts with both speakers when only one
+  tells it (``grounding.joint_subject``);
 - duplicates: pairs of units with overlapping evidence whose facts' embeddings reach 0.92 cosine;
 - ungrounded anchors: feeling, intention, relations or summary sharing no word stem with the
   evidence turns (names aside);
@@ -14,8 +15,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .extraction import span_turns, third_person
-from .grounding import anchored, misattributed
+from .extraction import span_turns, statements, third_person
+from .grounding import anchored, joint_subject, misattributed
 from .store import Store
 
 
@@ -24,8 +25,9 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
     turns = {t.idx: t for t in turn_list}
     units = store.units(case_id, construction_status=None)
     speakers = sorted({t.speaker for t in turns.values() if t.speaker and t.role != "assistant"})
-    wrong_speaker = [u.id for u in units
-                     if misattributed(u.fact.text, [t for t in span_turns(u, turn_list) if t.role != "assistant"], speakers)]
+    said = {u.id: [t for t in span_turns(u, turn_list) if t.role != "assistant"] for u in units}
+    wrong_speaker = [u.id for u in units if misattributed(u.fact.text, said[u.id], speakers)
+                     or joint_subject(u.fact.text, said[u.id], speakers)]
     ungrounded = []
     for u in units:
         sources = [t.text for t in span_turns(u, turn_list)]
@@ -44,7 +46,8 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
                     duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
     covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
     verbatim = [u.id for u in units if u.evidence.start == u.evidence.end and u.evidence.start in turns
-                and u.fact.text == third_person(turns[u.evidence.start].text.strip(), turns[u.evidence.start].speaker)]
+                and u.fact.text[:200] == third_person(statements(turns[u.evidence.start].text),
+                                                      turns[u.evidence.start].speaker)[:200]]
     return {
         "units": sum(u.construction_status == "final" for u in units),
         "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)

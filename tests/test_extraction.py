@@ -186,7 +186,7 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
 
     extra = verbatim_units(frag, [fixed], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (12, "Thanks! Caroline also ran a charity race for mental health on Sunday.")]
+        (12, "Caroline also ran a charity race for mental health on Sunday.")]  # "Thanks!" is small talk
     assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08
 
     asking = [Turn(idx=13, role="user", speaker="Melanie", text="Wow, Caroline! What kinda jobs are you thinking of? Anything that stands out?"),
@@ -194,6 +194,32 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     extra = verbatim_units(Fragment("c1", 1, asking, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
         (14, "Melanie is swamped with the kids and work this month.")]  # questions are no fact
+
+    # greetings and praise of six words and more are no fact either (LoCoMo conv-26 and conv-41)
+    hello = [Turn(idx=15, role="user", speaker="Caroline", text="Hey Mel! Good to see you! How have you been?"),
+             Turn(idx=16, role="user", speaker="Maria", text="Hey John! Long time no see! What's up?"),
+             Turn(idx=17, role="user", speaker="Maria", text="Wow, John! That's amazing news. So proud of you!"),
+             Turn(idx=18, role="user", speaker="John", text="Wow, thanks! I finally got the promotion at the bank.")]
+    extra = verbatim_units(Fragment("c1", 1, hello, "2023-05-08"), [], min_words=6)
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [(18, "John finally got the promotion at the bank.")]
+
+
+def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
+    from ftamem_core.extraction import Fragment, UnitOut, correct_speaker
+    from ftamem_core.models import Turn
+    from scripted import unit as unit_json
+
+    turns = [Turn(idx=3, role="user", speaker="John", text="We had a family dinner last night, we made pizza and laughed a lot."),
+             Turn(idx=4, role="user", speaker="Maria", text="Looks delicious! Pizza nights are the best.")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    joint = to_unit(UnitOut.model_validate(unit_json("John and Maria are laughing a lot while making pizza.", 3, 4)), frag)
+    fixed = correct_speaker(joint, turns, ["John", "Maria"])
+    assert fixed.fact.text == "John is laughing a lot while making pizza."
+    flipped = joint.model_copy(update={"fact": joint.fact.model_copy(update={"text": "Maria and John made pizza."})})
+    assert correct_speaker(flipped, turns, ["John", "Maria"]).fact.text == "John made pizza."
+    # both tell it in the first person: both stay
+    both = [turns[0], Turn(idx=4, role="user", speaker="Maria", text="We made pizza together, I laughed a lot too.")]
+    assert correct_speaker(joint, both, ["John", "Maria"]).fact.text == joint.fact.text
 
 
 def test_min_units_grows_with_the_persons_substantive_turns():

@@ -72,3 +72,23 @@ def test_a_note_keeps_only_the_clauses_its_speakers_own_turns_support():
     assert grounded_clauses("Caroline is researching adoption agencies;", turns, speakers, 0.5) == (
         "Caroline is researching adoption agencies.")
     assert grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.0) != ""
+
+
+def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
+    from ftamem_core.grounding import small_talk
+    for said in ("Hey Mel!", "Good to see you!", "Wow, John!", "That's amazing news.", "Thanks so much!",
+                 "Long time no see!", "I'm so proud of you!", "Totally agree."):
+        assert small_talk(said), said
+    for said in ("I got the promotion.", "Good to see you at the race!", "Thanks, the dinner was lovely.",
+                 "Yes, in July."):
+        assert not small_talk(said), said
+
+
+def test_joint_subject_needs_each_speakers_own_first_person_telling():
+    from ftamem_core.grounding import joint_subject, sole_subject
+    turns = [turn(3, "John", "We had a family dinner, we made pizza and laughed a lot."),
+             turn(4, "Maria", "Looks delicious! Pizza is the best.")]
+    assert joint_subject("John and Maria made pizza at a family dinner.", turns, ["John", "Maria"]) == ("John", "Maria")
+    assert joint_subject("John made pizza at a family dinner.", turns, ["John", "Maria"]) is None
+    assert sole_subject("Maria and John were making pizza.", "John", "Maria") == "John was making pizza."
+    assert sole_subject("John and Maria have a dog.", "John", "Maria") == "John has a dog."

@@ -18,11 +18,12 @@ def test_unit_checks_count_each_fault(store):
     units = [make_unit("c1", "Melanie is researching adoption agencies.", 0, 1),  # wrong speaker
              make_unit("c1", "Caroline ran a charity race for mental health.", 2, 2),
              make_unit("c1", "Caroline ran a charity race for mental health!", 2, 2),  # a duplicate
-             make_unit("c1", "Caroline ran a charity race for mental health on Sunday.", 2, 2)]  # verbatim
+             make_unit("c1", "Caroline ran a charity race for mental health on Sunday.", 2, 2),  # verbatim
+             make_unit("c1", "Caroline and Melanie are researching adoption agencies.", 0, 1)]  # only Caroline tells it
     units[1].affect.intention_or_plan = "housewarming after the kitchen is done"  # ungrounded
     store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     c = unit_checks(store, "c1", EMB)
-    assert c["misattributed"] == [1]
+    assert c["misattributed"] == [1, 5]
     assert [(a, b) for a, b, _ in c["duplicates"]] == [(2, 3)]  # the "on Sunday" unit says more (cosine 0.88)
     assert [(uid, name) for uid, name, _ in c["ungrounded_anchors"]] == [(2, "intention")]
-    assert c["verbatim"] == 1 and c["turns_covered"] == 3 and c["units"] == 4
+    assert c["verbatim"] == 1 and c["turns_covered"] == 3 and c["units"] == 5

@@ -131,7 +131,7 @@ class Settings(BaseModel):
     min_unit_words: int = Field(25, ge=0)
     # Beyond the paper: such a fragment yields at least one unit per turns_per_unit of the person's
     # turns of coverage_min_words or more (0: at least one in all).
-    turns_per_unit: int = Field(3, ge=0)
+    turns_per_unit: int = Field(2, ge=0)
     # Coverage pass (not in the paper, off by default): one more call per fragment asks for a unit
     # for each of the person's turns with at least coverage_min_words words that no unit covers.
     coverage_pass: bool = False

@@ -12,7 +12,8 @@ from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Tur
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False, ground_notes=False)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
+SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False, ground_notes=False,
+                         turns_per_unit=3)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
 
 
 def doc(sessions=2, turns=8):

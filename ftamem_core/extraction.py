@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .grounding import (anchored, best_turn, first_person, joint_subject, misattributed, normalised, repeats, shares_content,
-                        small_talk, sole_subject, swap_names)
+                        small_talk, sole_subject, swap_names, to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -215,10 +215,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
 def statements(text: str) -> str:
-    """A turn without its questions and small talk: "Wow, Jon! That's great. What kinda jobs are you
-    thinking of? I'm applying at the bank." keeps "I'm applying at the bank."."""
+    """What a turn says of its speaker: without questions, small talk and sentences about the
+    listener. "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm
+    applying at the bank." keeps "I'm applying at the bank."."""
     return " ".join(s for s in _SENTENCE_END.split(text.strip())
-                    if s and not s.rstrip().endswith("?") and not small_talk(s))
+                    if s and not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s))
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:

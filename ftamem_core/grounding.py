@@ -165,6 +165,15 @@ def small_talk(sentence: str) -> bool:
     return all(w in _PHATIC for w in rest)
 
 
+_YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)
+
+
+def to_listener(sentence: str) -> bool:
+    """Whether a sentence speaks of the listener and not of the speaker ("You're doing an awesome
+    job looking after your family!"): second person, no first person singular."""
+    return bool(_YOU.search(sentence)) and not first_person(sentence)
+
+
 def swap_names(text: str, a: str, b: str) -> str:
     """``text`` with the names ``a`` and ``b`` exchanged."""
     return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: b if m.group(1) == a else a, text)

@@ -199,7 +199,8 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     hello = [Turn(idx=15, role="user", speaker="Caroline", text="Hey Mel! Good to see you! How have you been?"),
              Turn(idx=16, role="user", speaker="Maria", text="Hey John! Long time no see! What's up?"),
              Turn(idx=17, role="user", speaker="Maria", text="Wow, John! That's amazing news. So proud of you!"),
-             Turn(idx=18, role="user", speaker="John", text="Wow, thanks! I finally got the promotion at the bank.")]
+             Turn(idx=18, role="user", speaker="John", text="Wow, thanks! I finally got the promotion at the bank."),
+             Turn(idx=19, role="user", speaker="Maria", text="You're doing an awesome job looking after yourself and your family!")]
     extra = verbatim_units(Fragment("c1", 1, hello, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [(18, "John finally got the promotion at the bank.")]
 

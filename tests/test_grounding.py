@@ -92,3 +92,10 @@ def test_joint_subject_needs_each_speakers_own_first_person_telling():
     assert joint_subject("John made pizza at a family dinner.", turns, ["John", "Maria"]) is None
     assert sole_subject("Maria and John were making pizza.", "John", "Maria") == "John was making pizza."
     assert sole_subject("John and Maria have a dog.", "John", "Maria") == "John has a dog."
+
+
+def test_a_sentence_about_the_listener_is_second_person_without_i():
+    from ftamem_core.grounding import to_listener
+    assert to_listener("You're doing an awesome job looking after yourself and your family!")
+    assert not to_listener("I told you about my new job at the bank.")
+    assert not to_listener("The bank hired three people.")

@@ -60,11 +60,12 @@ _BUILD_SOURCES = ("construction", "segmentation", "extraction", "linking", "long
 _BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal", "coverage")
 
 
-def build_digest() -> str:
-    """A digest of the build's code and prompts."""
+def build_digest(extra_prompts: tuple[str, ...] = ()) -> str:
+    """A digest of the build's code and prompts (and of ``extra_prompts``, e.g. a baseline's)."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for path in [here / f"{m}.py" for m in _BUILD_SOURCES] + [PROMPT_DIR / f"{p}.md" for p in _BUILD_PROMPTS]:
+    prompts = _BUILD_PROMPTS + tuple(extra_prompts)
+    for path in [here / f"{m}.py" for m in _BUILD_SOURCES] + [PROMPT_DIR / f"{p}.md" for p in prompts]:
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:12]
 

@@ -300,6 +300,5 @@ def test_a_cached_build_is_not_reused_after_its_code_or_prompts_change(tmp_path,
     (prompts / "extraction.md").write_text((prompts / "extraction.md").read_text() + "\nOne more rule.\n")
     assert _tag(cfg, SETTINGS, "bws") != before
     summary, bws = _tag(cfg, SETTINGS, "summary"), _tag(cfg, SETTINGS, "bws")
-    monkeypatch.setattr("ftamem_core.evaluation.run.PROMPT_DIR", prompts)
     (prompts / "session_summary.md").write_text((prompts / "session_summary.md").read_text() + "\nBe brief.\n")
     assert _tag(cfg, SETTINGS, "summary") != summary and _tag(cfg, SETTINGS, "bws") == bws  # only the summaries'

@@ -30,7 +30,6 @@ from ..errors import StoreError
 from ..llm import LLM
 from ..loaders import load_file
 from ..models import CaseDocument, Question
-from ..prompts import PROMPT_DIR
 from ..store import Store
 from .methods import CaseContext, Method, method as find_method, run_method, summarise_sessions
 
@@ -92,13 +91,9 @@ _NOT_CONSTRUCTION = {"db_path", "tau", "lam", "top_k", "top_k_locomo", "link_exp
                      "allow_custom_backend", "retention_days", "max_upload_mb", "eval_dir", "llm", "index"}
 
 
-def _summary_prompt_digest() -> str:
-    return hashlib.sha256((PROMPT_DIR / "session_summary.md").read_bytes()).hexdigest()[:8]
-
-
 def _tag(cfg: EvalConfig, settings: Settings, construction: str) -> str:
     key = json.dumps({"data": str(Path(cfg.data).resolve()), "sessions": cfg.sessions, "construction": construction,
-                      "code": build_digest() + (_summary_prompt_digest() if construction == "summary" else ""),
+                      "code": build_digest(("session_summary",) if construction == "summary" else ()),
                       "llm": [settings.llm.backend, settings.llm.model, settings.llm.base_url, settings.llm.seed],
                       "settings": settings.model_dump(exclude=_NOT_CONSTRUCTION)}, sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:10]

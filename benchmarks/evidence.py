@@ -98,7 +98,7 @@ def measure(store: Store, case_id: str, settings, embedder) -> dict:
         row(f"budget {budget}", k_case, budget)
     row(f"default budget {settings.packet_token_budget}", k_case, settings.packet_token_budget)
     checks = unit_checks(store, case_id, embedder)
-    cost = store.cost(case_id)
+    cost = store.cost(case_id, memory_only=True)
     return {
         "case": case_id, "questions": len(questions),
         "gold turns in some unit": f"{sum(len(g & covered) for g in gold_all)} of {sum(len(g) for g in gold_all)}",

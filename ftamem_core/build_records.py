@@ -79,14 +79,18 @@ class BuildRecords:
 
     # LLM call records ---------------------------------------------------------------------
 
-    def cost(self, case_id: str) -> dict:
+    def cost(self, case_id: str, memory_only: bool = False) -> dict:
         """The paper's Table 6 columns for a case: per stage calls, tokens and seconds; totals per
-        turn; units. Counts every construction call recorded for the case (all builds)."""
+        turn; units. Counts every construction call recorded for the case (all builds), or with
+        ``memory_only`` the calls of the builds that made a session of the memory now stored (a
+        build killed and begun again from scratch does not count twice)."""
+        builds = (" AND build_id IN (SELECT build_id FROM build_sessions WHERE case_id = ?)"
+                  if memory_only else "")
         stages = self._rows(
             "SELECT stage, count(*) AS calls, sum(attempts) AS attempts, sum(1 - ok) AS failed,"
             " sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,"
             " round(sum(seconds), 2) AS seconds FROM llm_calls WHERE case_id = ? AND build_id IS NOT NULL"
-            " GROUP BY stage ORDER BY min(id)", (case_id,))
+            f"{builds} GROUP BY stage ORDER BY min(id)", (case_id, case_id) if memory_only else (case_id,))
         turns, units, partial = self.conn.execute(
             "SELECT (SELECT count(*) FROM turns WHERE case_id = ?),"
             " (SELECT count(*) FROM units WHERE case_id = ? AND construction_status = 'final'),"

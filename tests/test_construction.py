@@ -266,8 +266,10 @@ def test_from_scratch_and_segmentation_mismatch(case):
     report, _, pipeline = build(case, segmentation="pair", from_scratch=True)
     assert report.sessions_built == 2 and "segmentation" not in pipeline.calls
     assert len(case.units("c1")) == 8  # one unit per turn pair
-    report, _, _ = build(case, segmentation="bws", from_scratch=True)
+    report, _, last = build(case, segmentation="bws", from_scratch=True)
     assert state(case) == first
+    # the memory's cost is the last build's; the case's, all three
+    assert case.cost("c1", memory_only=True)["calls"] == len(last.calls) < case.cost("c1")["calls"]
 
 
 def test_no_linking_call_without_a_similar_neighbour(case):

@@ -254,6 +254,6 @@ def construction_cost(store: Store, case_id: str, construction: str) -> dict:
                 "calls_per_turn": round(rows[0]["calls"] / turns, 3) if turns else 0.0,
                 "tokens_per_turn": round(rows[0]["tokens"] / turns, 1) if turns else 0.0,
                 "units_per_turn": round(units / turns, 3) if turns else 0.0}
-    cost = store.cost(case_id)
+    cost = store.cost(case_id, memory_only=True)
     return {k: cost[k] for k in ("units", "calls", "tokens", "turns", "calls_per_turn", "tokens_per_turn",
                                  "units_per_turn")}

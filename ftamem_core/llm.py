@@ -261,6 +261,20 @@ def _prefix_cache(capacity_bytes: int):
     from llama_cpp import LlamaRAMCache
 
     class PrefixCache(LlamaRAMCache):
+        # For one call whose prompt does not come again after its warmed prefix (a question's
+        # rewrite or answer): the cache is read when the call starts, but the state after it is
+        # not saved (llama-cpp copies ~430 MB for that: 0.7 s a call on 2 cores). llama-cpp
+        # checks the cache's truth before reading it and again before saving.
+        read_only = False
+        _read = False
+
+        def __bool__(self):
+            return not (self.read_only and self._read)
+
+        def __getitem__(self, key):
+            self._read = True
+            return super().__getitem__(key)
+
         def __setitem__(self, key, value):
             if value.scores is not None and len(value.scores) > 1:
                 value.scores = value.scores[-1:].copy()
@@ -277,14 +291,18 @@ class EmbeddedLLM(LLM):
         super().__init__(config, recorder)
         self.model_path = Path(model_path)
         self.state_dir = Path(state_dir) if state_dir else self.model_path.parent / "prompt-states"
+        self._warmed: set[str] = set()  # stages whose prefix state is in the cache: nothing more to save
 
     def warm(self, prompts: Iterable[str]) -> dict[str, str]:
         from .prefix_states import warm
         from .prompts import load_prompt
 
         model, lock = _llama(self.model_path, self.config)
-        return warm(model, lock, self.state_dir, self.model_path, self.config.n_ctx,
-                    {name: load_prompt(name).prefix_messages() for name in prompts})
+        prompts = list(prompts)
+        out = warm(model, lock, self.state_dir, self.model_path, self.config.n_ctx,
+                   {name: load_prompt(name).prefix_messages() for name in prompts})
+        self._warmed.update(name for name in prompts if model.cache is not None)
+        return out
 
     def count_tokens(self, text: str) -> int:
         model, _ = _llama(self.model_path, self.config)
@@ -296,12 +314,18 @@ class EmbeddedLLM(LLM):
         if schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         with lock:
+            cache = model.cache
+            if cache is not None:
+                cache.read_only, cache._read = stage in self._warmed, False
             try:
                 out = model.create_chat_completion(
                     messages=messages, temperature=temperature, max_tokens=max_tokens, seed=seed, **kwargs
                 )
             except ValueError as e:  # e.g. the prompt does not fit the context window
                 raise LLMError(f"{stage}: {e}") from None
+            finally:
+                if cache is not None:
+                    cache.read_only = False
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),

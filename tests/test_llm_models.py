@@ -127,3 +127,22 @@ def test_prompt_prefix_state_is_kept_on_disk_and_spares_a_new_process_the_instru
     llm_module.forget_prompts()
     assert llm.warm(["rewrite"])["rewrite"].startswith("evaluated")
     assert prefix_states.read_state(saved, 2048) is not None
+
+
+def test_a_warmed_stage_reads_the_prompt_cache_but_saves_nothing_to_it(model_path, tmp_path):
+    from ftamem_core import llm as llm_module
+    from ftamem_core.prompts import load_prompt
+    from ftamem_core.retrieval import RewriteReply
+
+    llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, state_dir=tmp_path)
+    llm_module.forget_prompts()
+    llm.warm(["rewrite"])
+    model, _ = llm_module._llama(model_path, llm.config)
+    held = set(model.cache.cache_state)
+    messages = load_prompt("rewrite").messages(people="Ines, Tomas", dates="2024-02-01",
+                                               question="When did Ines start pottery classes?")
+    llm.structured("rewrite", messages, RewriteReply, max_tokens=200)
+    assert set(model.cache.cache_state) == held  # read (the prefix), not written: 0.7 s saved a call
+    llm.structured("rewrite-unwarmed", messages, RewriteReply, max_tokens=200)
+    assert len(set(model.cache.cache_state) - held) == 1  # another stage's state is kept for its next call
+    assert bool(model.cache)  # the switch is off again after the call

@@ -90,14 +90,18 @@ def subject(text: str, speakers: list[str]) -> str | None:
 
 def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
     """(written subject, true speaker) when a fact starts with one speaker's name but carries
-    another speaker's first-person words that do not name the subject; else None."""
+    another speaker's words that do not name the subject and speak of the speaker: in the first
+    person, or without addressing the listener ("Researching adoption agencies - it's been a
+    dream" by Caroline; "You're so brave" by Melanie may be about Caroline); else None."""
     who = subject(text, speakers)
     if who is None:
         return None
     turn = best_turn(text, turns, speakers)
     if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
         return None
-    if not first_person(turn.text) or re.search(rf"\b{re.escape(who)}\b", turn.text):
+    if re.search(rf"\b{re.escape(who)}\b", turn.text):
+        return None
+    if not first_person(turn.text) and _YOU.search(turn.text):
         return None
     return who, turn.speaker
 

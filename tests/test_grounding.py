@@ -37,6 +37,12 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     named = [turn(5, "Melanie", "Caroline, I'm so proud of your adoption plans!")]
     assert misattributed("Caroline has adoption plans.", named, PEERS) is None
     assert misattributed("The adoption agencies are far away.", turns, PEERS) is None  # no speaker as subject
+    # no first person, no one addressed: still the speaker's own news (LoCoMo conv-26 turn 25)
+    terse = [turn(25, "Caroline", "Researching adoption agencies — it's been a dream to have a family.")]
+    assert misattributed("Melanie is researching adoption agencies.", terse, PEERS) == ("Melanie", "Caroline")
+    # addressed to the listener, it may be about the listener
+    praise = [turn(26, "Melanie", "Taking in kids in need - you're so kind to do the adoption.")]
+    assert misattributed("Caroline is kind to do the adoption.", praise, PEERS) is None
 
 
 def test_swap_names_exchanges_both_ways():

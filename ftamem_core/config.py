@@ -150,6 +150,9 @@ class Settings(BaseModel):
     # a longitudinal note keeps only the clauses with fact_support of their word stems in the own
     # turns of the speaker they name (in the cited units' evidence); none left: the note goes;
     ground_notes: bool = True
+    # a model-written unit's evidence span is cut to the turns that carry its fact (and a question
+    # just before them);
+    trim_spans: bool = True
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
     # one linking call per fragment for all its new units (the paper: one per unit).

@@ -23,8 +23,8 @@ from . import consent
 from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, span_turns, uncovered,
-                         verbatim_units)
+                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, span_turns, trim_span,
+                         uncovered, verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .grounding import support
 from .linking import apply_updates, candidates
@@ -50,7 +50,7 @@ BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars", "lifecycle_by_relation",
+    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -298,6 +298,8 @@ class Builder:
                 return None
         if self.settings.speaker_check:
             unit = correct_speaker(unit, fragment.turns, self._speakers)
+        if self.settings.trim_spans:
+            unit = trim_span(unit, fragment.turns, self._speakers)
         if self.settings.ground_anchors:
             unit = ground_anchors(unit, fragment.turns, self._speakers)
         return unit

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .grounding import (anchored, best_turn, first_person, joint_subject, misattributed, normalised, repeats, shares_content,
+from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised, repeats, shares_content,
                         small_talk, sole_subject, swap_names, to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
@@ -199,6 +199,24 @@ def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FT
     return unit.model_copy(update={"fact": unit.fact.model_copy(update={
         "text": swap_names(unit.fact.text, a, b), "summary": swap_names(unit.fact.summary, a, b),
         "participants": participants})})
+
+
+def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
+    """The evidence span cut to the turns that carry the fact (setting ``trim_spans``): from the
+    first to the last such turn, with a question just before the first. The 1.5B gave one unit
+    the sixteen turns of a LoCoMo session's end; the turns it did not hold were then covered by
+    nothing (the verbatim fallback takes only turns no span covers)."""
+    span = span_turns(unit, turns)
+    carrying = carrying_turns(unit.fact.text, span, names)
+    if not carrying:
+        return unit
+    first, last = carrying[0].idx, carrying[-1].idx
+    asked = [t for t in span if t.idx < first]
+    if asked and asked[-1].text.rstrip().endswith("?"):
+        first = asked[-1].idx
+    if (first, last) == (unit.evidence.start, unit.evidence.end):
+        return unit
+    return unit.model_copy(update={"evidence": unit.evidence.model_copy(update={"start": first, "end": last})})
 
 
 def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:

@@ -56,6 +56,14 @@ def anchored(text: str, sources: list[str], names: tuple[str, ...] | list[str] =
     return bool(_stems(text, names) & _stems(" ".join(sources), names))
 
 
+def carrying_turns(text: str, turns: list, names: tuple[str, ...] | list[str] = ()) -> list:
+    """The turns that carry a fact's words: two shared word stems (names aside), or one for a fact
+    of a single stem."""
+    mine = _stems(text, names)
+    need = min(2, len(mine))
+    return [t for t in turns if need and len(mine & _stems(t.text, names)) >= need]
+
+
 def support(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> float:
     """The share of a fact's word stems (names aside) found in its sources."""
     mine = _stems(text, names)

@@ -232,3 +232,21 @@ def test_min_units_grows_with_the_persons_substantive_turns():
     assert min_units(turns, 25, 6, 0) == 1
     assert min_units(turns[:1], 25, 6, 3) == 0  # under 25 words: filler may yield nothing
     assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 25, 6, 3) == 4
+
+
+def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
+    from ftamem_core.extraction import Fragment, UnitOut, trim_span
+    from ftamem_core.models import Turn
+    from scripted import unit as unit_json
+
+    turns = [Turn(idx=42, role="user", speaker="Melanie", text="Thanks for letting me join your journey!"),
+             Turn(idx=43, role="user", speaker="Caroline", text="Who supports you these days?"),
+             Turn(idx=44, role="user", speaker="Melanie", text="My husband and kids, they keep me motivated. [shares a photo of a waterfall]"),
+             Turn(idx=45, role="user", speaker="Caroline", text="My friends and mentors are my rocks."),
+             Turn(idx=46, role="user", speaker="Melanie", text="Five years married already, time flies.")]
+    frag = Fragment("c1", 1, turns, "2023-07-03")
+    wide = to_unit(UnitOut.model_validate(unit_json("Melanie's husband and kids keep her motivated.", 42, 46)), frag)
+    cut = trim_span(wide, turns, ["Caroline", "Melanie"])
+    assert (cut.evidence.start, cut.evidence.end) == (43, 44)  # the question before it stays with it
+    unrelated = to_unit(UnitOut.model_validate(unit_json("Melanie loves hiking in the mountains.", 42, 46)), frag)
+    assert trim_span(unrelated, turns, ["Caroline", "Melanie"]) == unrelated  # no carrying turn: left as it is

@@ -367,11 +367,8 @@ def cmd_ask(args, settings: Settings):
 
     store = _open(settings)
     _require_case(store, args.case)
-    embedder = Embedder.from_settings(settings)
-    if args.preset != "question_only":
-        embedder.preload()
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
-    trace = ask(store, args.case, args.question, llm, embedder, settings, k=args.k,
+    trace = ask(store, args.case, args.question, llm, Embedder.from_settings(settings), settings, k=args.k,
                 ablations=PRESETS[args.preset] if args.preset else None)
     data = trace.as_dict()
     cues = {k: v for k, v in data["cues"].items() if v}

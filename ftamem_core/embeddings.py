@@ -48,11 +48,6 @@ class Embedder:
                 _MODELS[self.model_path] = SentenceTransformer(self.model_path, device="cpu")
             return _MODELS[self.model_path]
 
-    def preload(self) -> None:
-        """Load the encoder on a daemon thread now. A new ``ftamem ask`` process does this before it
-        loads the LLM, so the import of torch does not compete with the rewrite for the cores."""
-        threading.Thread(target=self._model, daemon=True, name="encoder-load").start()
-
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -131,7 +131,7 @@ class Settings(BaseModel):
     min_unit_words: int = Field(25, ge=0)
     # Beyond the paper: such a fragment yields at least one unit per turns_per_unit of the person's
     # turns of coverage_min_words or more (0: at least one in all).
-    turns_per_unit: int = Field(2, ge=0)
+    turns_per_unit: int = Field(3, ge=0)
     # Coverage pass (not in the paper, off by default): one more call per fragment asks for a unit
     # for each of the person's turns with at least coverage_min_words words that no unit covers.
     coverage_pass: bool = False
@@ -150,9 +150,9 @@ class Settings(BaseModel):
     # a longitudinal note keeps only the clauses with fact_support of their word stems in the own
     # turns of the speaker they name (in the cited units' evidence); none left: the note goes;
     ground_notes: bool = True
-    # a model-written unit's evidence span is cut to the turns that carry its fact (and a question
-    # just before them);
-    trim_spans: bool = True
+    # (off) a model-written unit's evidence span is cut to the turns that carry its fact (and a
+    # question just before them): measured on LoCoMo conv-26 it lowered pointer recall;
+    trim_spans: bool = False
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
     # one linking call per fragment for all its new units (the paper: one per unit).

@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised, repeats, shares_content,
-                        small_talk, sole_subject, swap_names, to_listener)
+from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
+                        repeats, shares_content, small_talk, sole_subject, swap_names, to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date

@@ -232,12 +232,14 @@ def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUni
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 
 
-def statements(text: str) -> str:
+def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     """What a turn says of its speaker: without questions, small talk and sentences about the
-    listener. "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm
-    applying at the bank." keeps "I'm applying at the bank."."""
+    listener: in the second person, or addressing one of ``listeners`` by name, without "I".
+    "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
+    at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
+    about Jon's playground."""
     return " ".join(s for s in _SENTENCE_END.split(text.strip())
-                    if s and not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s))
+                    if s and not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s, listeners))
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:
@@ -248,7 +250,7 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> 
     anchor = session_date(fragment.session_time)
     out = []
     for turn in uncovered(fragment, units, min_words, partial_counts=True):
-        said = statements(turn.text)
+        said = statements(turn.text, [t.speaker for t in fragment.turns if t.speaker and t.speaker != turn.speaker])
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue
         text = third_person(said, turn.speaker) if turn.speaker else said

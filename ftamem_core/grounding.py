@@ -107,14 +107,37 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     turn = best_turn(text, turns, speakers)
     if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
         return None
-    if re.search(rf"\b{re.escape(who)}\b", turn.text):
+    if re.search(rf"\b{re.escape(who)}\b", unaddressed(turn.text, who)):
         return None
-    if not first_person(turn.text) and _YOU.search(turn.text):
+    # Second person may be about the listener: when the turn has no first person, or when it is
+    # addressed to the subject ("Caroline, I'm so proud of your plans!"); "Thanks, Caroline!
+    # Painting's a fun way to express my feelings" is still the speaker's own.
+    if _YOU.search(turn.text) and (not first_person(turn.text) or addressed(turn.text, who)):
         return None
     return who, turn.speaker
 
 
+_INTERJECTION = r"(?:hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|yup|oh|aww?|sorry|congrats|congratulations|haha|okay|ok|well|sure|agreed?|totally agree)"
+
+
+def _address(name: str) -> re.Pattern:
+    """``name`` as a form of address: after the start, a punctuation mark or an interjection
+    ("Thanks, Caroline!", "Caroline, look"), before a punctuation mark or the end."""
+    return re.compile(rf"(^|[.!?,;:]|\b{_INTERJECTION})\s*,?\s*{re.escape(name)}\s*(?=[,!.?;:]|$)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def addressed(text: str, name: str) -> bool:
+    return bool(_address(name).search(text))
+
+
+def unaddressed(text: str, name: str) -> str:
+    """``text`` without ``name`` where it only addresses the listener."""
+    return _address(name).sub(r"\1 ", text)
+
+
 _WE = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|us|our|ours)\b", re.IGNORECASE)
+
 
 
 def joint_subject(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
@@ -180,10 +203,13 @@ def small_talk(sentence: str) -> bool:
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 
 
-def to_listener(sentence: str) -> bool:
-    """Whether a sentence speaks of the listener and not of the speaker ("You're doing an awesome
-    job looking after your family!"): second person, no first person singular."""
-    return bool(_YOU.search(sentence)) and not first_person(sentence)
+def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> bool:
+    """Whether a sentence speaks of the listener and not of the speaker, without first person
+    singular: in the second person ("You're doing an awesome job looking after your family!") or
+    addressing one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
+    if first_person(sentence):
+        return False
+    return bool(_YOU.search(sentence)) or any(addressed(sentence, name) for name in set(listeners))
 
 
 def swap_names(text: str, a: str, b: str) -> str:

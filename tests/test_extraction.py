@@ -204,6 +204,14 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     extra = verbatim_units(Fragment("c1", 1, hello, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [(18, "John finally got the promotion at the bank.")]
 
+    # a sentence addressing the listener by name without "I" is about the listener's story (conv-41)
+    comments = [Turn(idx=20, role="user", speaker="John", text="We went to the playground with the kids, it was fun."),
+                Turn(idx=21, role="user", speaker="Maria", text="Wow, John, that playground looks cool! What do you do there?"),
+                Turn(idx=22, role="user", speaker="Maria", text="Yep John, a bit of support can make an amazing change. I volunteer at the shelter.")]
+    extra = verbatim_units(Fragment("c1", 1, comments, "2023-06-09"), [], min_words=5)
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [
+        (20, "We went to the playground with the kids, it was fun."), (22, "Maria volunteer at the shelter.")]
+
 
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
     from ftamem_core.extraction import Fragment, UnitOut, correct_speaker

@@ -43,6 +43,23 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     # addressed to the listener, it may be about the listener
     praise = [turn(26, "Melanie", "Taking in kids in need - you're so kind to do the adoption.")]
     assert misattributed("Caroline is kind to do the adoption.", praise, PEERS) is None
+    # a name that only addresses the listener does not make the turn about them (conv-26 turn 15)
+    thanks = [turn(14, "Caroline", "Wow, Melanie! The colors really blend nicely."),
+              turn(15, "Melanie", "Thanks, Caroline! Painting's a fun way to express my feelings and relax after a long day.")]
+    assert misattributed("Caroline loves painting to relax after a long day.", thanks, PEERS) == ("Caroline", "Melanie")
+    assert misattributed("Melanie loves painting to relax after a long day.", thanks, PEERS) is None
+    told = [turn(16, "Melanie", "I painted Caroline a sunrise to relax after a long day.")]
+    assert misattributed("Caroline got a painted sunrise to relax after a long day.", told, PEERS) is None
+
+
+def test_a_name_addresses_the_listener_after_a_stop_or_an_interjection_before_a_stop():
+    from ftamem_core.grounding import addressed, unaddressed
+    for said in ("Thanks, Caroline! Great.", "Caroline, look at this.", "Hey Caroline!", "Yes, Caroline."):
+        assert addressed(said, "Caroline"), said
+        assert "Caroline" not in unaddressed(said, "Caroline"), said
+    for said in ("I met Caroline at the park.", "I met Caroline.", "That's what Caroline said."):
+        assert not addressed(said, "Caroline"), said
+        assert unaddressed(said, "Caroline") == said
 
 
 def test_swap_names_exchanges_both_ways():
@@ -105,3 +122,7 @@ def test_a_sentence_about_the_listener_is_second_person_without_i():
     assert to_listener("You're doing an awesome job looking after yourself and your family!")
     assert not to_listener("I told you about my new job at the bank.")
     assert not to_listener("The bank hired three people.")
+    assert to_listener("Wow, John, that playground looks cool!", ["John"])
+    assert not to_listener("Wow, John, that playground looks cool!")  # John may be anyone
+    assert not to_listener("Thanks, John! I went to the playground.", ["John"])
+    assert not to_listener("I met John at the playground.", ["John"])

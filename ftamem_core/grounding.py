@@ -102,7 +102,7 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     person, or without addressing the listener ("Researching adoption agencies - it's been a
     dream" by Caroline; "You're so brave" by Melanie may be about Caroline); else None."""
     who = subject(text, speakers)
-    if who is None:
+    if who is None or _pair(text, speakers) is not None:  # "A and B ...": joint_subject's case
         return None
     turn = best_turn(text, turns, speakers)
     if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
@@ -140,14 +140,20 @@ _WE = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|us|our|ours)
 
 
 
+def _pair(text: str, speakers: list[str]) -> re.Match | None:
+    """The match of a fact starting with two speakers joined ("John and Maria ...")."""
+    names = "|".join(re.escape(s) for s in speakers if s)
+    match = re.match(rf"\s*({names})\s+and\s+({names})\b", text) if names else None
+    return None if match is None or match.group(1) == match.group(2) else match
+
+
 def joint_subject(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
     """(teller, listener) when a fact starts with two speakers joined ("John and Maria shared a
     photo of their dinner") but only the teller's turns say it in the first person: the other
     speaker only answered ("Looks delicious!"). Each speaker's own first-person turns in the span
     must share two word stems with the fact (names aside) for both to stay its subject."""
-    names = "|".join(re.escape(s) for s in speakers if s)
-    match = re.match(rf"\s*({names})\s+and\s+({names})\b", text) if names else None
-    if match is None or match.group(1) == match.group(2):
+    match = _pair(text, speakers)
+    if match is None:
         return None
     mine = _stems(text, speakers)
 

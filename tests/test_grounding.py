@@ -48,6 +48,8 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
               turn(15, "Melanie", "Thanks, Caroline! Painting's a fun way to express my feelings and relax after a long day.")]
     assert misattributed("Caroline loves painting to relax after a long day.", thanks, PEERS) == ("Caroline", "Melanie")
     assert misattributed("Melanie loves painting to relax after a long day.", thanks, PEERS) is None
+    # a joint subject is joint_subject's to judge: exchanging the names would change nothing
+    assert misattributed("Caroline and Melanie love painting to relax after a long day.", thanks, PEERS) is None
     told = [turn(16, "Melanie", "I painted Caroline a sunrise to relax after a long day.")]
     assert misattributed("Caroline got a painted sunrise to relax after a long day.", told, PEERS) is None
 

@@ -158,6 +158,8 @@ class Settings(BaseModel):
     trim_spans: bool = False
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
+    # so does one inside a unit's span whose words the unit's fact does not carry;
+    verbatim_within_spans: bool = True
     # one linking call per fragment for all its new units (the paper: one per unit).
     link_per_fragment: bool = True
     # a linked older unit's lifecycle changes only when the relation reports on it (updates,

@@ -242,14 +242,22 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
                     if s and not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s, listeners))
 
 
-def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[FTAUnit]:
+def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
+                   within_spans: bool = False) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
-    The fact is the turn in the third person; its time is the day it was said, or a time the
-    turn states that the resolver knows."""
+    With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
+    covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
+    one unit six turns and tells one of them. The fact is the turn in the third person; its time
+    is the day it was said, or a time the turn states that the resolver knows."""
     anchor = session_date(fragment.session_time)
     out = []
-    for turn in uncovered(fragment, units, min_words, partial_counts=True):
+    pending = uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True)
+    if within_spans:
+        names = sorted({t.speaker for t in fragment.turns if t.speaker})
+        held = {t.idx for u in units for t in carrying_turns(u.fact.text, span_turns(u, fragment.turns), names)}
+        pending = [t for t in pending if t.idx not in held]
+    for turn in pending:
         said = statements(turn.text, [t.speaker for t in fragment.turns if t.speaker and t.speaker != turn.speaker])
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue

@@ -6,6 +6,7 @@ from ftamem_core.extraction import (Fragment, coverage_reply_model, fuse, integr
 from ftamem_core.llm import json_schema
 from ftamem_core.models import Turn
 
+from conftest import make_unit
 from scripted import unit
 
 
@@ -211,6 +212,24 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     extra = verbatim_units(Fragment("c1", 1, comments, "2023-06-09"), [], min_words=5)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
         (20, "We went to the playground with the kids, it was fun."), (22, "Maria volunteer at the shelter.")]
+
+
+def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_unit():
+    from ftamem_core.extraction import Fragment, verbatim_units
+    from ftamem_core.models import Turn
+
+    turns = [Turn(idx=10, role="user", speaker="Caroline", text="I'm keen on counseling or working in mental health."),
+             Turn(idx=11, role="user", speaker="Melanie", text="You would be a great counselor, Caroline! Look!"),
+             Turn(idx=12, role="user", speaker="Caroline", text="Is this your own painting?"),
+             Turn(idx=13, role="user", speaker="Melanie", text="Yeah, I painted that lake sunrise last year! It's special to me.")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    unit = make_unit("c1", "Caroline is keen on counseling or working in mental health.", 10, 13)
+    assert verbatim_units(frag, [unit], min_words=6) == []  # the span covers turn 13
+    extra = verbatim_units(frag, [unit], min_words=6, within_spans=True)
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [
+        (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")]
+    told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
+    assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
 
 
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():

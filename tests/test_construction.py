@@ -9,11 +9,13 @@ from ftamem_core.config import load_settings
 from ftamem_core.construction import BuildError, Builder
 from ftamem_core.llm import LLMError, LLMUnavailable, ScriptedLLM
 from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+from ftamem_core.store import Store
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
+# The detector's spans; scripted facts ("Fact about turns 0-3") carry no words of their turns.
 SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False, ground_notes=False,
-                         turns_per_unit=3)  # the detector's spans; scripted facts ("Fact about turns 0-3") are not in the turns
+                         turns_per_unit=3, verbatim_within_spans=False)
 
 
 def doc(sessions=2, turns=8):
@@ -343,6 +345,20 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     assert unit2.fact.text == said[2].text  # third person already; nothing invented
     assert [e.data["turns"] for e in events if e.kind == "verbatim"][0] == [2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
+
+
+def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their_own_units(case):
+    report, _, _ = build(case, settings=SETTINGS.with_overrides(verbatim_within_spans=True))
+    carried = {t.idx for u in case.units("c1") if u.fact.text.startswith("Fact about")
+               for t in case.turns("c1")[u.evidence.start:u.evidence.end + 1] if t.text in u.fact.text}
+    own = [u for u in case.units("c1") if not u.fact.text.startswith("Fact about")]
+    said = [t for t in case.turns("c1") if t.role == "user" and t.idx not in carried and len(t.text.split()) >= 6]
+    assert said and sorted(u.evidence.start for u in own) == [t.idx for t in said]
+    off = Store(":memory:")
+    off.ingest([doc()])
+    without, _, _ = build(off)
+    assert report.units == without.units + len(own) and not any(not u.fact.text.startswith("Fact about")
+                                                                 for u in off.units("c1"))
 
 
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):

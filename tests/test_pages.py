@@ -68,7 +68,7 @@ def open_page(page: str) -> AppTest:
 def built(db) -> Store:
     store = Store(db)
     ingest_file(store, SAMPLE, consent_by="test")
-    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0)).build("sample-daniel")
+    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False)).build("sample-daniel")
     return store
 
 
@@ -432,7 +432,7 @@ def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_whic
     edit_unit(store, None, "sample-daniel", first.id, {"fact.text": "Daniel's father moved."}, first.version, "Dr. Lee",
               "wrong subject")
     delete_unit(store, "sample-daniel", second.id, "Dr. Lee", "not what he said")
-    builder = Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0))
+    builder = Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False))
     with pytest.raises(CorrectionsAtRisk) as refused:
         builder.build("sample-daniel", from_scratch=True)
     message = str(refused.value)

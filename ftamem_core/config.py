@@ -112,9 +112,6 @@ class Settings(BaseModel):
     # Beyond the paper: this many raw turns most similar to the question (cosine >= tau) compete
     # with the units for the packet, merged by embedding similarity (packet.py); 0: the paper's packet.
     turn_channel: int = Field(10, ge=0)
-    # A channel turn that a retrieved unit holds brings that unit to the turn's place instead of
-    # the raw turn (off: the raw turn, unless a unit already shown points to it).
-    channel_promotes_units: bool = True
     # A unit still partial at the end of the built case is retrievable, flagged as partial.
     retrieve_open_partials: bool = True
     # A unit a counselor archived leaves retrieval and packets (disputed ones always do); on, it

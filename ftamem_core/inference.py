@@ -72,7 +72,6 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
         "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
-        "channel_promotes_units": settings.channel_promotes_units,
         "retrieve_archived": settings.retrieve_archived,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
@@ -120,7 +119,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
                 channel = channel_turns(all_turns, turn_vectors, question_vector, settings.turn_channel, settings.tau)
         trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
                                     settings.auxiliary_limit, relevance, settings.tau, scores, channel,
-                                    archived=settings.retrieve_archived, promote=settings.channel_promotes_units)
+                                    archived=settings.retrieve_archived)
         shown = render(trace.packet, ab, settings.packet_token_budget, llm.count_tokens)
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
         trace.channel_turn_ids = shown.channel_ids

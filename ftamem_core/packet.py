@@ -53,7 +53,6 @@ class MemoryPacket:
     support: list[SupportEntry] = field(default_factory=list)
     scores: dict[int, float] = field(default_factory=dict)  # primary unit id -> s_emb (merging with the channel)
     channel: list[tuple[float, Turn]] = field(default_factory=list)  # turn channel: raw turns, best first
-    promote: bool = False  # a channel turn a primary unit holds brings that unit (setting channel_promotes_units)
 
     def unit_ids(self) -> list[int]:
         return [u.id for u in self.primary] + [n.unit.id for n in self.neighbours]
@@ -116,13 +115,11 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
 def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: int, ablations: Ablations,
                  auxiliary_limit: int, relevance: Callable[[list[str]], np.ndarray] | None = None,
                  floor: float = 0.0, scores: dict[int, float] | None = None,
-                 channel: list[tuple[float, Turn]] | None = None, archived: bool = False,
-                 promote: bool = False) -> MemoryPacket:
+                 channel: list[tuple[float, Turn]] | None = None, archived: bool = False) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
-    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on; with
-    ``promote`` a channel turn that a primary unit holds brings that unit instead."""
+    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on."""
     if ablations.question_only:
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
@@ -135,7 +132,7 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
     if channel and not fact_only:
-        packet.scores, packet.channel, packet.promote = dict(scores or {}), list(channel), promote
+        packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
         semantic = store.semantic(case_id)
         packet.semantic = _relevant(semantic, [e.text for e in semantic], packet.unit_ids(), relevance, floor,
@@ -164,33 +161,18 @@ def channel_turns(turns: list[Turn], vectors: np.ndarray, query_vector: np.ndarr
 
 def _merged(packet: MemoryPacket) -> list[tuple[str, object]]:
     """Primary units in rank order with the channel's turns placed where their cosine beats the
-    next unit's s_emb (a unit without a score, or a tie, goes first). With ``packet.promote`` a
-    turn inside the span of a primary unit not placed yet places that unit there instead: the
-    turn's similarity shows the unit matters, and the unit carries the turn's pointer."""
+    next unit's s_emb (a unit without a score, or a tie, goes first)."""
     out: list[tuple[str, object]] = []
-    placed: set[int] = set()
-
-    def place_turn(turn: Turn) -> None:
-        holder = next((u for u in packet.primary if u.id not in placed
-                       and u.evidence.start <= turn.idx <= u.evidence.end), None) if packet.promote else None
-        if holder is None:
-            out.append(("turn", turn))
-        else:
-            placed.add(holder.id)
-            out.append(("unit", holder))
-
     turns = iter(packet.channel)
     turn = next(turns, None)
     for u in packet.primary:
         r = packet.scores.get(u.id, float("inf"))
         while turn is not None and turn[0] > r:
-            place_turn(turn[1])
+            out.append(("turn", turn[1]))
             turn = next(turns, None)
-        if u.id not in placed:
-            placed.add(u.id)
-            out.append(("unit", u))
+        out.append(("unit", u))
     while turn is not None:
-        place_turn(turn[1])
+        out.append(("turn", turn[1]))
         turn = next(turns, None)
     return out
 

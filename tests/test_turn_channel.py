@@ -83,20 +83,3 @@ def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget
     shown = render(packet, FULL, budget=room)
     assert shown.unit_ids == [1, 3] and "blackout curtains" in shown.text  # the update, not the lower unit
     assert render(packet, FULL).unit_ids == [1, 2, 3]  # without a budget, all of it
-
-
-def test_a_channel_turn_a_retrieved_unit_holds_brings_that_unit_in_its_place(memory):
-    p = _packet()
-    held = Turn(idx=8, speaker="Maya", text="I wake up at three every night since the change.")
-    promoting = MemoryPacket(p.primary, [], {}, scores={1: 0.5, 2: 0.2}, channel=[(0.6, held)], promote=True)
-    first = 24 + approx_tokens(render(promoting, FULL).text.splitlines()[1]) + 2  # room for one unit line
-    assert render(promoting, FULL, budget=first).unit_ids == [2]  # m2 (turn 8) ranks first through its turn
-    shown = render(promoting, FULL)
-    assert shown.unit_ids == [2, 1] and shown.channel_ids == []
-    plain = MemoryPacket(p.primary, [], {}, scores={1: 0.5, 2: 0.2}, channel=[(0.6, held)])
-    assert render(plain, FULL).channel_ids == [8] and render(plain, FULL).unit_ids == [1, 2]  # the raw turn, then both
-    # the setting reaches the packet of ask
-    on, _ = run(memory, "full", turn_channel=3)
-    off, _ = run(memory, "full", turn_channel=3, channel_promotes_units=False)
-    assert on.packet.promote and not off.packet.promote
-    assert on.settings["channel_promotes_units"] and not off.settings["channel_promotes_units"]

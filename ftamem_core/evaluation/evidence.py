@@ -85,6 +85,6 @@ def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarr
                                                                     settings.turn_channel, settings.tau)
     packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ab, settings.auxiliary_limit,
                           lambda texts: embedder.encode(texts) @ query_vector, settings.tau, scored.similarity(), channel,
-                          archived=settings.retrieve_archived, promote=settings.channel_promotes_units)
+                          archived=settings.retrieve_archived)
     shown = render(packet, ab, budget)
     return Shown(shown.pointed_turns(packet) | set(shown.turn_ids), set(shown.turn_ids), approx_tokens(shown.text))

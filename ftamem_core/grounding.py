@@ -117,7 +117,8 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     return who, turn.speaker
 
 
-_INTERJECTION = r"(?:hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|yup|oh|aww?|sorry|congrats|congratulations|haha|okay|ok|well|sure|agreed?|totally agree)"
+_INTERJECTION = (r"(?:hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|yup|oh|aww?|sorry|congrats|congratulations|haha"
+                 r"|okay|ok|well|sure|agreed?|totally agree)")
 
 
 def _address(name: str) -> re.Pattern:
@@ -137,7 +138,6 @@ def unaddressed(text: str, name: str) -> str:
 
 
 _WE = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|us|our|ours)\b", re.IGNORECASE)
-
 
 
 def _pair(text: str, speakers: list[str]) -> re.Match | None:

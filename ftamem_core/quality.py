@@ -45,10 +45,11 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
                 if a.start <= b.end and b.start <= a.end and sims[i, j] >= duplicate_cosine:
                     duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
     covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
+    def own_words(turn) -> str:
+        return third_person(statements(turn.text, [s for s in speakers if s != turn.speaker]), turn.speaker)
+
     verbatim = [u.id for u in units if u.evidence.start == u.evidence.end and u.evidence.start in turns
-                and u.fact.text[:200] == third_person(
-                    statements(turns[u.evidence.start].text, [s for s in speakers if s != turns[u.evidence.start].speaker]),
-                    turns[u.evidence.start].speaker)[:200]]
+                and u.fact.text[:200] == own_words(turns[u.evidence.start])[:200]]
     return {
         "units": sum(u.construction_status == "final" for u in units),
         "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)

@@ -18,7 +18,8 @@ from scripted import HashEmbedder, Pipeline
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 ESMEMEVAL = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"
-SETTINGS = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False, verbatim_within_spans=False)
+SETTINGS = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False,
+                         verbatim_within_spans=False)
 
 
 class EvalPipeline(Pipeline):

@@ -252,13 +252,13 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
     is the day it was said, or a time the turn states that the resolver knows."""
     anchor = session_date(fragment.session_time)
     out = []
+    names = sorted({t.speaker for t in fragment.turns if t.speaker})
     pending = uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True)
     if within_spans:
-        names = sorted({t.speaker for t in fragment.turns if t.speaker})
         held = {t.idx for u in units for t in carrying_turns(u.fact.text, span_turns(u, fragment.turns), names)}
         pending = [t for t in pending if t.idx not in held]
     for turn in pending:
-        said = statements(turn.text, [t.speaker for t in fragment.turns if t.speaker and t.speaker != turn.speaker])
+        said = statements(turn.text, [n for n in names if n != turn.speaker])
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue
         text = third_person(said, turn.speaker) if turn.speaker else said

@@ -8,9 +8,10 @@ and support-experience entries) is chosen by its relevance to the query.
 
 Rendering (beyond the paper: ``packet_token_budget``): each unit is one line with its evidence
 pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
-line does not have. Under a budget the packet is filled by priority: primary units by rank until
-one does not fit, then linked units, source turns of the units shown and notes while they fit;
-what is shown is then laid out by section and time. The rendering records which units and turns it showed.
+line does not have. Under a budget the packet is filled by priority: primary units by rank (a unit
+whose line no longer fits is passed over for the shorter ones below it), each with its linked
+units, then source turns of the units shown and notes while they fit; what is shown is then laid
+out by section and time. The rendering records which units and turns it showed.
 
 Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
 compete with the primary units for the budget, merged by the one score both have, embedding
@@ -257,13 +258,15 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     linked: dict[int, list[Neighbour]] = {}
     for n in packet.neighbours:
         linked.setdefault(n.via, []).append(n)
-    for kind, item in _merged(packet):  # by rank: a lower item never takes the place of a higher one
+    # By rank; an item that does not fit is passed over, so a long model-written unit does not
+    # keep the shorter units and turns below it out of the budget left.
+    for kind, item in _merged(packet):
         if kind == "unit":
             span = set(range(item.evidence.start, item.evidence.end + 1))
             if span <= channel.keys() and not _adds_words_to(item.fact.text, [channel[i] for i in span]):
                 continue  # its turns are shown word for word already and its line adds nothing
             if not fits(lines[item.id]):
-                break
+                continue
             shown_primary.append(item)
             pointed.update(span)
             # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
@@ -276,7 +279,7 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
                     pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
         elif item.idx not in pointed:
             if not fits(render_turn(item, ablations)):
-                break
+                continue
             channel[item.idx] = item
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
     turns: dict[int, Turn] = {}

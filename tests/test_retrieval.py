@@ -8,7 +8,7 @@ from ftamem_core.config import PRESETS, Ablations, load_settings
 from ftamem_core.inference import ask
 from ftamem_core.llm import ScriptedLLM
 from ftamem_core.models import Link
-from ftamem_core.packet import build_packet, expand, render
+from ftamem_core.packet import MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
 from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
 
 from conftest import make_doc, make_unit
@@ -262,7 +262,11 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
     for budget in (40, 80, 160):
         cut = render(packet, FULL, budget)
         assert cut.tokens <= budget and len(cut.text) // 4 <= budget + 5
-        assert cut.unit_ids == ranked[: len(cut.unit_ids)]  # best first: a lower unit never displaces a higher
+        assert cut.unit_ids == [i for i in ranked if i in cut.unit_ids]  # in rank order
+        # a unit is passed over only when its line does not fit in what is left
+        left = budget - cut.tokens
+        lines = {u.id: render_unit(u, FULL) for u in packet.primary}
+        assert all(approx_tokens(lines[i]) + 1 > left for i in ranked if i not in cut.unit_ids)
     assert len(render(packet, FULL, 40).unit_ids) < len(render(packet, FULL, 160).unit_ids)
     # a turn whose words the unit line already has is not repeated
     from ftamem_core.models import Turn
@@ -272,6 +276,18 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
     more = Turn(idx=1, speaker="B", text="Since February, twelve-hour rotations")
     shown = render(MemoryPacket([u], [], {u.id: [echo, more]}), FULL)
     assert shown.turn_ids == [1] and "twelve-hour" in shown.text
+
+
+def test_packet_budget_passes_over_a_unit_that_does_not_fit_for_shorter_ones_below(memory):
+    store, ids = memory
+    top = store.get_unit("c1", ids["curtains"])
+    long = top.model_copy(update={"fact": top.fact.model_copy(update={"text": "Maya said a lot. " * 40})})
+    short = store.get_unit("c1", ids["shifts"])
+    packet = MemoryPacket([long, short], [], {})
+    budget = 24 + approx_tokens(render_unit(short, FULL)) + 1
+    shown = render(packet, FULL, budget)
+    assert shown.unit_ids == [short.id] and "Maya said a lot" not in shown.text
+    assert render(packet, FULL, 2000).unit_ids == [long.id, short.id]
 
 
 ABSENT = {  # what each ablation's packet must not contain

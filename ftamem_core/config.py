@@ -155,8 +155,11 @@ class Settings(BaseModel):
     trim_spans: bool = False
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
-    # so does one inside a unit's span whose words the unit's fact does not carry;
+    # so does one inside a unit's span whose fact does not tell what the turn says;
     verbatim_within_spans: bool = True
+    # such a unit of at most this many words that points back ("Glad to be part of it.") quotes
+    # the turn it answers in its summary and takes it into its span (0: off);
+    verbatim_reply_words: int = Field(12, ge=0)
     # one linking call per fragment for all its new units (the paper: one per unit).
     link_per_fragment: bool = True
     # a linked older unit's lifecycle changes only when the relation reports on it (updates,

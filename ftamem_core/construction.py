@@ -50,7 +50,7 @@ BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans",
+    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -281,7 +281,7 @@ class Builder:
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
         extra = (verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words,
-                                self.settings.verbatim_within_spans)
+                                self.settings.verbatim_within_spans, self.settings.verbatim_reply_words)
                  if self.settings.verbatim_fallback else [])
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))

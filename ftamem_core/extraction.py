@@ -30,7 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
-                        repeats, shares_content, small_talk, sole_subject, swap_names, to_listener)
+                        refers_back, repeats, shares_content, small_talk, sole_subject, swap_names, tells,
+                        to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -243,35 +244,44 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
-                   within_spans: bool = False) -> list[FTAUnit]:
+                   within_spans: bool = False, reply_words: int = 0) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
     With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
-    covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
-    one unit six turns and tells one of them. The fact is the turn in the third person; its time
-    is the day it was said, or a time the turn states that the resolver knows."""
+    covered only when the unit's fact tells what the turn says (``grounding.tells``): the 1.5B
+    gives one unit six turns and tells one of them. The fact is the turn in the third person; its
+    time is the day it was said, or a time the turn states that the resolver knows.
+
+    A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
+    setting ``verbatim_reply_words``) is a reply: its span takes in the turn before it, which its
+    summary quotes, so that it is found by what it answers."""
     anchor = session_date(fragment.session_time)
     out = []
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
-    pending = uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True)
-    if within_spans:
-        held = {t.idx for u in units for t in carrying_turns(u.fact.text, span_turns(u, fragment.turns), names)}
-        pending = [t for t in pending if t.idx not in held]
-    for turn in pending:
+    before = {t.idx: prev for prev, t in zip(fragment.turns, fragment.turns[1:])}
+    for turn in uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True):
         said = statements(turn.text, [n for n in names if n != turn.speaker])
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
+            continue
+        if within_spans and any(tells(u.fact.text, said, names) for u in units
+                                if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
         text = third_person(said, turn.speaker) if turn.speaker else said
         text = text if len(text) <= 400 else text[:399].rsplit(" ", 1)[0] + "…"
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
+        start, summary = turn.idx, ""
+        prev = before.get(turn.idx)
+        if prev is not None and len(said.split()) <= reply_words and refers_back(said):
+            quoted = prev.text if len(prev.text) <= 180 else prev.text[:179].rsplit(" ", 1)[0] + "…"
+            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {quoted}"
         out.append(FTAUnit(
             case_id=fragment.case_id,
             fact=FactAnchor(text=f"{turn.speaker or turn.role} said: {text}" if not turn.speaker else text,
-                            content_type="general_fact", participants=who),
+                            summary=summary, content_type="general_fact", participants=who),
             time=TimeAnchor(dialogue_time=fragment.session_time, event_time=when,
                             time_orientation="unknown", completion="unknown"),
-            evidence=Evidence(session_id=fragment.session_id, start=turn.idx, end=turn.idx,
+            evidence=Evidence(session_id=fragment.session_id, start=start, end=turn.idx,
                               dialogue_time=fragment.session_time),
             construction_status="final",
         ))

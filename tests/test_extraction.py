@@ -230,6 +230,29 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
         (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
+    # a fact that carries only a shared photo's caption does not tell the turn (LoCoMo conv-26)
+    goal = Turn(idx=14, role="user", speaker="Caroline",
+                text="My goal is to give kids a loving home. [shares a photo of a sign for a new arrival]")
+    photo = make_unit("c1", "Caroline shares a photo of a sign for a new arrival.", 14, 14)
+    extra = verbatim_units(Fragment("c1", 1, [goal], "2023-05-08"), [photo], min_words=6, within_spans=True)
+    assert [u.evidence.start for u in extra] == [14] and extra[0].fact.text.startswith("Caroline's goal")
+
+
+def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
+    from ftamem_core.extraction import Fragment, verbatim_units
+
+    turns = [Turn(idx=26, role="user", speaker="Gina", text="Wow, they look great! Can't wait to see them rock the festival."),
+             Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
+             Turn(idx=28, role="user", speaker="Jon", text="I finally got the lease for the studio downtown.")]
+    frag = Fragment("c1", 1, turns, "2023-01-20")
+    first, reply, lease = verbatim_units(frag, [], min_words=6, reply_words=12)
+    assert (first.evidence.start, first.fact.summary) == (26, "")  # nothing before it in the fragment
+    assert (reply.evidence.start, reply.evidence.end) == (26, 27) and reply.fact.text == "So glad to be part of it all."
+    assert reply.fact.summary == "reply to Gina: Wow, they look great! Can't wait to see them rock the festival."
+    assert (lease.evidence.start, lease.fact.summary) == (28, "")  # names what it is about
+    assert [(u.evidence.start, u.fact.summary) for u in verbatim_units(frag, [], min_words=6, reply_words=0)] == [
+        (26, ""), (27, ""), (28, "")]  # off
+    assert verbatim_units(frag, [], min_words=6, reply_words=6)[1].evidence.start == 27  # 7 words: too long
 
 
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():

@@ -155,7 +155,7 @@ class Settings(BaseModel):
     trim_spans: bool = False
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
-    # so does one inside a unit's span whose fact does not tell what the turn says;
+    # so does one inside a unit's span whose words the unit's fact does not carry;
     verbatim_within_spans: bool = True
     # such a unit of at most this many words that points back ("Glad to be part of it.") quotes
     # the turn it answers in its summary and takes it into its span (0: off);

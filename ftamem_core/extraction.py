@@ -30,8 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
-                        refers_back, repeats, shares_content, small_talk, sole_subject, swap_names, tells,
-                        to_listener)
+                        refers_back, repeats, shares_content, small_talk, sole_subject, swap_names, to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -248,8 +247,8 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
     With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
-    covered only when the unit's fact tells what the turn says (``grounding.tells``): the 1.5B
-    gives one unit six turns and tells one of them. The fact is the turn in the third person; its
+    covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
+    one unit six turns and tells one of them. The fact is the turn in the third person; its
     time is the day it was said, or a time the turn states that the resolver knows.
 
     A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
@@ -263,7 +262,7 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
         said = statements(turn.text, [n for n in names if n != turn.speaker])
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue
-        if within_spans and any(tells(u.fact.text, said, names) for u in units
+        if within_spans and any(carrying_turns(u.fact.text, [turn], names) for u in units
                                 if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
         text = third_person(said, turn.speaker) if turn.speaker else said

@@ -64,19 +64,6 @@ def carrying_turns(text: str, turns: list, names: tuple[str, ...] | list[str] = 
     return [t for t in turns if need and len(mine & _stems(t.text, names)) >= need]
 
 
-_STAGE_NOTE = re.compile(r"\[[^\]]*\]")  # "[shares a photo of ...]": what was shown, not said
-
-
-def tells(text: str, said: str, names: tuple[str, ...] | list[str] = ()) -> bool:
-    """Whether a fact tells what a turn says (``said``, its statements): it carries a third of
-    their word stems, at least two (or the one), names and stage notes aside. Two shared stems were
-    too few: a fact about a shared photo "carried" the turn through its caption alone."""
-    theirs = _stems(_STAGE_NOTE.sub(" ", said), names)
-    if not theirs:
-        return True
-    return len(_stems(text, names) & theirs) >= max(min(2, len(theirs)), len(theirs) / 3)
-
-
 _REFERS_BACK = re.compile(r"\b(it|this|that|these|those|they|they're|them|there)\b", re.IGNORECASE)
 
 

@@ -230,12 +230,6 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
         (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
-    # a fact that carries only a shared photo's caption does not tell the turn (LoCoMo conv-26)
-    goal = Turn(idx=14, role="user", speaker="Caroline",
-                text="My goal is to give kids a loving home. [shares a photo of a sign for a new arrival]")
-    photo = make_unit("c1", "Caroline shares a photo of a sign for a new arrival.", 14, 14)
-    extra = verbatim_units(Fragment("c1", 1, [goal], "2023-05-08"), [photo], min_words=6, within_spans=True)
-    assert [u.evidence.start for u in extra] == [14] and extra[0].fact.text.startswith("Caroline's goal")
 
 
 def test_a_short_reply_that_points_back_is_found_by_what_it_answers():

@@ -48,8 +48,9 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
     def own_words(turn) -> str:
         return third_person(statements(turn.text, [s for s in speakers if s != turn.speaker]), turn.speaker)
 
-    verbatim = [u.id for u in units if u.evidence.start == u.evidence.end and u.evidence.start in turns
-                and u.fact.text[:200] == own_words(turns[u.evidence.start])[:200]]
+    # a short reply's span also holds the turn it answers (``verbatim_reply_words``)
+    verbatim = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
+                and u.fact.text[:200] == own_words(turns[u.evidence.end])[:200]]
     return {
         "units": sum(u.construction_status == "final" for u in units),
         "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)

@@ -27,3 +27,12 @@ def test_unit_checks_count_each_fault(store):
     assert [(a, b) for a, b, _ in c["duplicates"]] == [(2, 3)]  # the "on Sunday" unit says more (cosine 0.88)
     assert [(uid, name) for uid, name, _ in c["ungrounded_anchors"]] == [(2, "intention")]
     assert c["verbatim"] == 1 and c["turns_covered"] == 3 and c["units"] == 5
+
+
+def test_a_short_reply_with_the_turn_it_answers_counts_as_a_turns_own_words(store):
+    lines = [("Gina", "Can't wait to see them rock the festival."), ("Jon", "Yeah! So glad to be part of it all.")]
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-01-20"), turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])])
+    units = [make_unit("c1", "So glad to be part of it all.", 0, 1), make_unit("c1", "Jon is glad.", 0, 1)]
+    store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    assert unit_checks(store, "c1", EMB)["verbatim"] == 1

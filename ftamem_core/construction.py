@@ -284,7 +284,7 @@ class Builder:
                                 self.settings.verbatim_within_spans, self.settings.verbatim_reply_words)
                  if self.settings.verbatim_fallback else [])
         if extra:
-            self.progress(Event("verbatim", None, {"turns": [u.evidence.start for u in extra]}))
+            self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra)
         return carried

@@ -266,14 +266,13 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
                                 if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
         text = third_person(said, turn.speaker) if turn.speaker else said
-        text = text if len(text) <= 400 else text[:399].rsplit(" ", 1)[0] + "…"
+        text = _clip(text, 400)
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
         start, summary = turn.idx, ""
         prev = before.get(turn.idx)
         if prev is not None and len(said.split()) <= reply_words and refers_back(said):
-            quoted = prev.text if len(prev.text) <= 180 else prev.text[:179].rsplit(" ", 1)[0] + "…"
-            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {quoted}"
+            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
         out.append(FTAUnit(
             case_id=fragment.case_id,
             fact=FactAnchor(text=f"{turn.speaker or turn.role} said: {text}" if not turn.speaker else text,
@@ -285,6 +284,10 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
             construction_status="final",
         ))
     return out
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _join(old: str, new: str) -> str:

@@ -45,6 +45,7 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
                 if a.start <= b.end and b.start <= a.end and sims[i, j] >= duplicate_cosine:
                     duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
     covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
+
     def own_words(turn) -> str:
         return third_person(statements(turn.text, [s for s in speakers if s != turn.speaker]), turn.speaker)
 

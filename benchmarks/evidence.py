@@ -187,8 +187,8 @@ def main() -> None:
           f"turns covered {c['turns_covered']} of {c['turns']}; units {c['units']} (+{c['partial']} partial; "
           f"{c['verbatim']} of them a turn's own words), "
           f"mean span {c['mean_span']} turns; types {c['types']}")
-    print(f"misattributed {len(c['misattributed'])}; duplicate pairs {len(c['duplicates'])}; "
-          f"ungrounded anchors {len(c['ungrounded_anchors'])}")
+    print(f"misattributed {len(c['misattributed'])}; said to the listener {len(c['said_to_listener'])}; "
+          f"duplicate pairs {len(c['duplicates'])}; ungrounded anchors {len(c['ungrounded_anchors'])}")
     cost = result["cost"]
     print(f"construction: {cost.get('calls_per_turn')} calls and {cost.get('tokens_per_turn')} tokens per turn, "
           f"{cost.get('units_per_turn')} units per turn")

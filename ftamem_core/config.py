@@ -145,6 +145,11 @@ class Settings(BaseModel):
     # a model-written fact with less than fact_support of its word stems in its evidence is dropped;
     ground_facts: bool = True
     fact_support: float = Field(0.5, ge=0.0, le=1.0)
+    # between peers (no assistant in the session), a model-written fact is dropped when less than
+    # told_share of the stems its evidence supports come from what the speakers tell, not from what
+    # they say to each other ("I'm impressed with your enthusiasm" made "Maria is enthusiastic")
+    # (0: off);
+    told_share: float = Field(0.5, ge=0.0, le=1.0)
     # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
     ground_anchors: bool = True
     # a longitudinal note keeps only the clauses with fact_support of their word stems in the own

@@ -26,7 +26,7 @@ from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground
                          integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, span_turns, trim_span,
                          uncovered, verbatim_units)
 from .extraction import reply_model as extraction_reply
-from .grounding import support
+from .grounding import support, told_share
 from .linking import apply_updates, candidates
 from .linking import render as render_links
 from .linking import reply_model as linking_reply
@@ -49,7 +49,7 @@ from .store import Store, StoreError
 BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
-    "fact_support", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
+    "fact_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
 }
 
@@ -204,6 +204,7 @@ class Builder:
         carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
         self._superseded: list[int] = []  # stored partial units fused in this session
         self._speakers = sorted({t.speaker for t in self.store.turns(case_id) if t.speaker and t.role != "assistant"})
+        self._peers = not any(t.role == "assistant" for t in turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
             self._check_stop()
             self.progress(Event("window", session.idx, {"start": win.start, "end": win.end, "spans": win.spans,
@@ -296,6 +297,12 @@ class Builder:
             share = support(unit.fact.text, sources, self._speakers)
             if share < self.settings.fact_support:
                 self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "support": round(share, 2)}))
+                return None
+        if self.settings.told_share and self._peers:
+            # the prompt asks for no unit of compliments or encouragement; the 1.5B writes them
+            share = told_share(unit.fact.text, span_turns(unit, fragment.turns), self._speakers)
+            if share < self.settings.told_share:
+                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "told": round(share, 2)}))
                 return None
         if self.settings.speaker_check:
             unit = correct_speaker(unit, fragment.turns, self._speakers)

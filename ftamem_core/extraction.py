@@ -30,7 +30,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
-                        refers_back, repeats, shares_content, small_talk, sole_subject, swap_names, to_listener)
+                        refers_back, repeats, sentences, shares_content, small_talk, sole_subject, swap_names,
+                        to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
 from .temporal import is_resolved, resolve, session_date
@@ -229,17 +230,14 @@ def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUni
                                    "fact": unit.fact.model_copy(update={"summary": summary})})
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-
-
 def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     """What a turn says of its speaker: without questions, small talk and sentences about the
     listener: in the second person, or addressing one of ``listeners`` by name, without "I".
     "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
     at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
     about Jon's playground."""
-    return " ".join(s for s in _SENTENCE_END.split(text.strip())
-                    if s and not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s, listeners))
+    return " ".join(s for s in sentences(text)
+                    if not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s, listeners))
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,

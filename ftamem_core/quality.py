@@ -3,6 +3,9 @@
 - misattributed: a fact that starts with one speaker's name but carries another speaker's
   first-person words (``grounding.misattributed``), or starts with both speakers when only one
   tells it (``grounding.joint_subject``);
+- said to the listener: between peers, a model-written fact made mostly of what the speakers say
+  to each other (``grounding.told_share`` below 0.5: praise of John's enthusiasm written as
+  "Maria is enthusiastic"), which the extraction prompt asks the model not to write;
 - duplicates: pairs of units with overlapping evidence whose facts' embeddings reach 0.92 cosine;
 - ungrounded anchors: feeling, intention, relations or summary sharing no word stem with the
   evidence turns (names aside);
@@ -16,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .extraction import span_turns, statements, third_person
-from .grounding import anchored, joint_subject, misattributed
+from .grounding import anchored, joint_subject, misattributed, told_share
 from .store import Store
 
 
@@ -52,6 +55,9 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
     # a short reply's span also holds the turn it answers (``verbatim_reply_words``)
     verbatim = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
                 and u.fact.text[:200] == own_words(turns[u.evidence.end])[:200]]
+    peers = not any(t.role == "assistant" for t in turn_list)
+    to_listener = [u.id for u in units if peers and u.id not in verbatim
+                   and told_share(u.fact.text, said[u.id], speakers) < 0.5]
     return {
         "units": sum(u.construction_status == "final" for u in units),
         "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)
@@ -59,5 +65,5 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
         "turns": len(turns), "turns_covered": len(covered & set(turns)),
         "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / max(1, len(units)), 2),
         "types": dict(Counter(u.fact.content_type for u in units).most_common()),
-        "misattributed": wrong_speaker, "duplicates": duplicates, "ungrounded_anchors": ungrounded,
+        "misattributed": wrong_speaker, "said_to_listener": to_listener, "duplicates": duplicates, "ungrounded_anchors": ungrounded,
     }

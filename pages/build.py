@@ -172,6 +172,9 @@ def live() -> None:
                 st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.data['turns']))}")
             elif e.kind == "duplicate":
                 st.text(f"merged a near-duplicate: {e.data['dropped']}")
+            elif e.kind == "ungrounded" and "told" in e.data:
+                st.text(f"dropped, made of what the speakers say to each other ({e.data['told']:.0%} of its "
+                        f"words told): {e.data['fact']}")
             elif e.kind == "ungrounded":
                 st.text(f"dropped, not in its turns ({e.data['support']:.0%} of its words): {e.data['fact']}")
             else:

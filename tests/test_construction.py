@@ -478,6 +478,25 @@ def test_fact_grounding_acts_with_its_setting(store, check):
     assert texts[0].startswith("Caroline is researching") and len(texts) == (1 if check else 2)
 
 
+@pytest.mark.parametrize("share", [0.5, 0.0])
+def test_told_share_drops_a_fact_made_of_what_peers_say_to_each_other_with_its_setting(store, share):
+    units = peers_units(store, [unit("Caroline is researching adoption agencies for her family.", 0, 1),
+                                unit("Melanie is proud of Caroline's big step.", 0, 1)],  # "I'm proud of you"
+                        told_share=share)
+    assert [u.fact.text for u in units][1:] == ([] if share else ["Melanie is proud of Caroline's big step."])
+
+
+def test_told_share_leaves_a_counselors_words_to_the_person(store):
+    doc = peers_doc()
+    for t in doc.sessions[0].turns[1::2]:  # Melanie becomes the counselor
+        t.role = "assistant"
+    store.ingest([doc])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {"memory_units": [unit("Melanie is proud of Caroline's big step.", 0, 1)]}
+    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    assert [u.fact.text for u in store.units("c1")] == ["Melanie is proud of Caroline's big step."]
+
+
 def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store):
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)

@@ -184,22 +184,41 @@ def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FT
     words ("Melanie is researching adoption agencies" from Caroline's "I'm researching adoption
     agencies") gets the names exchanged, in the fact and its participants. A fact about both
     speakers that only one of them tells ("John and Maria shared a photo of their dinner" from
-    John's turn and Maria's "Looks yummy!") is about the teller alone."""
+    John's turn and Maria's "Looks yummy!") is about the teller alone. When the fact as a whole
+    passes, each sentence is judged alone, and changed alone (a swap only when it names one
+    speaker): "Maria took a photo of a sunset ... John shared a photo of the beach" (Maria's)."""
     said = [t for t in span_turns(unit, turns) if t.role != "assistant"]
-    joint = joint_subject(unit.fact.text, said, speakers)
+    fact = unit.fact
+    joint = joint_subject(fact.text, said, speakers)
+    wrong = misattributed(fact.text, said, speakers) if joint is None else None
     if joint is not None:
         teller, listener = joint
-        return unit.model_copy(update={"fact": unit.fact.model_copy(update={
-            "text": sole_subject(unit.fact.text, teller, listener),
-            "summary": sole_subject(unit.fact.summary, teller, listener)})})
-    wrong = misattributed(unit.fact.text, said, speakers)
-    if wrong is None:
-        return unit
-    a, b = wrong
-    participants = list(dict.fromkeys(swap_names(p, a, b) for p in unit.fact.participants))
-    return unit.model_copy(update={"fact": unit.fact.model_copy(update={
-        "text": swap_names(unit.fact.text, a, b), "summary": swap_names(unit.fact.summary, a, b),
-        "participants": participants})})
+        fact = fact.model_copy(update={"text": sole_subject(fact.text, teller, listener),
+                                       "summary": sole_subject(fact.summary, teller, listener)})
+    elif wrong is not None:
+        a, b = wrong
+        fact = fact.model_copy(update={
+            "text": swap_names(fact.text, a, b), "summary": swap_names(fact.summary, a, b),
+            "participants": list(dict.fromkeys(swap_names(p, a, b) for p in fact.participants))})
+    else:
+        parts = sentences(fact.text)
+        fixed = [_correct_sentence(s, said, speakers) for s in parts]
+        if fixed != parts:
+            fact = fact.model_copy(update={"text": " ".join(fixed), "participants": list(dict.fromkeys(
+                fact.participants + _named(" ".join(fixed), speakers)))})
+    return unit if fact == unit.fact else unit.model_copy(update={"fact": fact})
+
+
+def _correct_sentence(sentence: str, said: list[Turn], speakers: list[str]) -> str:
+    joint = joint_subject(sentence, said, speakers)
+    if joint is not None:
+        return sole_subject(sentence, *joint)
+    wrong = misattributed(sentence, said, speakers)
+    return swap_names(sentence, *wrong) if wrong is not None and len(_named(sentence, speakers)) == 1 else sentence
+
+
+def _named(text: str, speakers: list[str]) -> list[str]:
+    return [n for n in speakers if re.search(rf"\b{re.escape(n)}\b", text)]
 
 
 def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:

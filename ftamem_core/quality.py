@@ -1,8 +1,8 @@
 """Automatic checks of built memory (issue #9's unit checks): what a reader finds by eye, counted.
 
-- misattributed: a fact that starts with one speaker's name but carries another speaker's
-  first-person words (``grounding.misattributed``), or starts with both speakers when only one
-  tells it (``grounding.joint_subject``);
+- misattributed: a fact, or a later sentence of it, that starts with one speaker's name but
+  carries another speaker's first-person words (``grounding.misattributed``), or starts with both
+  speakers when only one tells it (``grounding.joint_subject``): what ``correct_speaker`` changes;
 - said to the listener: between peers, a model-written fact made mostly of what the speakers say
   to each other (``grounding.told_share`` below 0.5: praise of John's enthusiasm written as
   "Maria is enthusiastic"), which the extraction prompt asks the model not to write;
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .extraction import span_turns, statements, third_person
-from .grounding import anchored, joint_subject, misattributed, told_share
+from .extraction import correct_speaker, span_turns, statements, third_person
+from .grounding import anchored, told_share
 from .store import Store
 
 
@@ -29,8 +29,8 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
     units = store.units(case_id, construction_status=None)
     speakers = sorted({t.speaker for t in turns.values() if t.speaker and t.role != "assistant"})
     said = {u.id: [t for t in span_turns(u, turn_list) if t.role != "assistant"] for u in units}
-    wrong_speaker = [u.id for u in units if misattributed(u.fact.text, said[u.id], speakers)
-                     or joint_subject(u.fact.text, said[u.id], speakers)]
+    # what the speaker check would change, whole fact or a later sentence
+    wrong_speaker = [u.id for u in units if correct_speaker(u, turn_list, speakers).fact.text != u.fact.text]
     ungrounded = []
     for u in units:
         sources = [t.text for t in span_turns(u, turn_list)]

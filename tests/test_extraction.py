@@ -294,3 +294,32 @@ def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
     assert (cut.evidence.start, cut.evidence.end) == (43, 44)  # the question before it stays with it
     unrelated = to_unit(UnitOut.model_validate(unit_json("Melanie loves hiking in the mountains.", 42, 46)), frag)
     assert trim_span(unrelated, turns, ["Caroline", "Melanie"]) == unrelated  # no carrying turn: left as it is
+
+
+def test_the_speaker_check_judges_a_later_sentence_alone():
+    from ftamem_core.extraction import UnitOut, correct_speaker
+    from ftamem_core.models import Turn
+    from scripted import unit as unit_json
+
+    turns = [Turn(idx=0, role="user", speaker="Ilse", text="I'm here for you. [shares a photo of a harbour at dawn]"),
+             Turn(idx=1, role="user", speaker="Oskar", text="Where did you take it?"),
+             Turn(idx=2, role="user", speaker="Ilse", text="I took it at the harbour last month; I felt calm watching the dawn.")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    peers = ["Ilse", "Oskar"]
+
+    def fact(text):
+        u = to_unit(UnitOut.model_validate(unit_json(text, 0, 2)), frag)
+        return u.model_copy(update={"fact": u.fact.model_copy(update={"participants": ["Ilse"]})})
+
+    fixed = correct_speaker(fact("Ilse took a photo of the harbour at dawn. Oskar shared a photo of the harbour."), turns, peers)
+    assert fixed.fact.text == "Ilse took a photo of the harbour at dawn. Ilse shared a photo of the harbour."
+    right = fact("Ilse took a photo of the harbour at dawn. Oskar asked where.")
+    assert correct_speaker(right, turns, peers) == right
+    both = fact("Ilse took a photo of the harbour. Oskar felt calm, and Ilse felt calm too.")  # two names: left
+    assert correct_speaker(both, turns, peers) == both
+    # the first sentence alone, when the whole fact passes (most of its words are Oskar's)
+    told = [Turn(idx=0, role="user", speaker="Ilse", text="I felt calm watching the dawn."),
+            Turn(idx=1, role="user", speaker="Oskar", text="I rewrote the bus timetable for the depot staff.")]
+    first = fact("Oskar felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")
+    assert correct_speaker(first, told, peers).fact.text == (
+        "Ilse felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")

@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
-                        refers_back, repeats, sentences, shares_content, small_talk, sole_subject, swap_names,
+                        refers_back, repeats, saying, sentences, shares_content, sole_subject, swap_names,
                         to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      TimeOrientation, Turn)
@@ -255,8 +255,7 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
     at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
     about Jon's playground."""
-    return " ".join(s for s in sentences(text)
-                    if not s.rstrip().endswith("?") and not small_talk(s) and not to_listener(s, listeners))
+    return " ".join(s for s in saying(text) if not to_listener(s, listeners))
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,

@@ -233,12 +233,16 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
+def saying(text: str) -> list[str]:
+    """A turn's sentences that may hold a fact: no questions, no small talk."""
+    return [s for s in sentences(text) if not s.rstrip().endswith("?") and not small_talk(s)]
+
+
 def told(text: str) -> str:
     """What a turn tells, not what it says to its listener: its sentences without questions,
     small talk and the second person. "I'm really impressed with your enthusiasm!" and "Your
     encouragement means a lot to me" are about the listener, though they say "I"."""
-    return " ".join(s for s in sentences(text)
-                    if not s.rstrip().endswith("?") and not small_talk(s) and not _YOU.search(s))
+    return " ".join(s for s in saying(text) if not _YOU.search(s))
 
 
 def told_share(fact: str, turns: list, names: tuple[str, ...] | list[str] = ()) -> float:

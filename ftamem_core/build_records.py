@@ -81,7 +81,7 @@ class BuildRecords:
 
     def cost(self, case_id: str, memory_only: bool = False) -> dict:
         """The paper's Table 6 columns for a case: per stage calls, tokens and seconds; totals per
-        turn; units. Counts every construction call recorded for the case (all builds), or with
+        turn; units (final, partial; per turn both). Counts every construction call recorded for the case (all builds), or with
         ``memory_only`` the calls of the builds that made a session of the memory now stored (a
         build killed and begun again from scratch does not count twice)."""
         builds = (" AND build_id IN (SELECT build_id FROM build_sessions WHERE case_id = ?)"
@@ -103,7 +103,8 @@ class BuildRecords:
             "tokens": tokens, "seconds": round(sum(s["seconds"] for s in stages), 2),
             "calls_per_turn": round(calls / turns, 3) if turns else 0.0,
             "tokens_per_turn": round(tokens / turns, 1) if turns else 0.0,
-            "units_per_turn": round(units / turns, 3) if turns else 0.0,
+            # a unit still partial holds memory too (retrievable with its flag at the case's end)
+            "units_per_turn": round((units + partial) / turns, 3) if turns else 0.0,
         }
 
     def record_call(self, record: CallRecord) -> int:

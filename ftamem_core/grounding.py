@@ -86,12 +86,16 @@ def first_person(text: str) -> bool:
 
 
 def best_turn(text: str, turns: list, names: tuple[str, ...] | list[str] = ()):
-    """The turn whose words a fact carries: the most shared stems, the first on a tie."""
+    """The turn whose words a fact carries: the most shared stems; on a tie the turn with more of
+    them outside its questions and small talk ("Melanie was inspired by the stories" ties
+    Melanie's "Did you hear any inspiring stories?" with Caroline's "The stories were so
+    inspiring!"), then the first."""
     mine = _stems(text, names)
-    best, best_score = None, 0
+    best, best_score = None, (0, 0)
     for turn in turns:
-        score = len(mine & _stems(turn.text, names))
-        if score > best_score:
+        shared = mine & _stems(turn.text, names)
+        score = (len(shared), len(shared & _stems(" ".join(saying(turn.text)), names)))
+        if score[0] and score > best_score:
             best, best_score = turn, score
     return best
 

@@ -128,6 +128,8 @@ def test_carry_over_and_fusion(case):
     open_unit = texts["Maya may try curtains."]
     assert open_unit.construction_status == "partial" and report.partial_units == 1
     assert open_unit.id in case.index("c1").ids()  # open at the end of the case: retrievable, flagged
+    cost = case.cost("c1")
+    assert cost["partial_units"] == 1 and cost["units_per_turn"] == round((cost["units"] + 1) / cost["turns"], 3)
 
 
 def test_a_partial_unit_is_carried_into_the_next_session_and_replaced_when_completed(case):

@@ -54,6 +54,17 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     assert misattributed("Caroline got a painted sunrise to relax after a long day.", told, PEERS) is None
 
 
+def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers():
+    # LoCoMo conv-26 turns 3-4: both share "inspiring stories"; Caroline told them
+    turns = [turn(3, "Melanie", "Wow, that's cool, Caroline! Did you hear any inspiring stories?"),
+             turn(4, "Caroline", "The transgender stories were so inspiring! I was so happy.")]
+    assert misattributed("Melanie was inspired by the stories.", turns, PEERS) == ("Melanie", "Caroline")
+    # with more shared words the question is still the turn the fact carries
+    asked = [turn(3, "Melanie", "Did you hear any inspiring stories at the group?"),
+             turn(4, "Caroline", "The stories were great! I was so happy.")]
+    assert misattributed("Melanie asked about inspiring stories at the group.", asked, PEERS) is None
+
+
 def test_a_name_addresses_the_listener_after_a_stop_or_an_interjection_before_a_stop():
     from ftamem_core.grounding import addressed, unaddressed
     for said in ("Thanks, Caroline! Great.", "Caroline, look at this.", "Hey Caroline!", "Yes, Caroline."):

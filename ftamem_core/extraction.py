@@ -281,8 +281,6 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
         if within_spans and any(carrying_turns(u.fact.text, [turn], names) for u in units
                                 if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
-        text = third_person(said, turn.speaker) if turn.speaker else said
-        text = _clip(text, 400)
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
         start, summary = turn.idx, ""
@@ -291,8 +289,8 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
             start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
         out.append(FTAUnit(
             case_id=fragment.case_id,
-            fact=FactAnchor(text=f"{turn.speaker or turn.role} said: {text}" if not turn.speaker else text,
-                            summary=summary, content_type="general_fact", participants=who),
+            fact=FactAnchor(text=own_words(turn, said), summary=summary, content_type="general_fact",
+                            participants=who),
             time=TimeAnchor(dialogue_time=fragment.session_time, event_time=when,
                             time_orientation="unknown", completion="unknown"),
             evidence=Evidence(session_id=fragment.session_id, start=start, end=turn.idx,
@@ -300,6 +298,13 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
             construction_status="final",
         ))
     return out
+
+
+def own_words(turn: Turn, said: str) -> str:
+    """The fallback's fact for a turn whose statements are ``said``: in the third person, clipped
+    (the unit checks recognise a turn's own words by it)."""
+    text = _clip(third_person(said, turn.speaker) if turn.speaker else said, 400)
+    return text if turn.speaker else f"{turn.role} said: {text}"
 
 
 def _clip(text: str, limit: int) -> str:

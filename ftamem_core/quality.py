@@ -4,9 +4,10 @@
   carries another speaker's first-person words (``grounding.misattributed``), or starts with both
   speakers when only one tells it (``grounding.joint_subject``): what ``correct_speaker`` changes;
 - said to the listener: between peers, a model-written fact made mostly of what the speakers say
-  to each other (``grounding.told_share`` below 0.5: praise of John's enthusiasm written as
-  "Maria is enthusiastic"), which the extraction prompt asks the model not to write;
-- duplicates: pairs of units with overlapping evidence whose facts' embeddings reach 0.92 cosine;
+  to each other (``grounding.told_share`` below ``told_below``, 0.5: praise of John's enthusiasm
+  written as "Maria is enthusiastic"), which the extraction prompt asks the model not to write;
+- duplicates: pairs of units with overlapping evidence whose facts' embeddings reach
+  ``duplicate_cosine`` (0.92);
 - ungrounded anchors: feeling, intention, relations or summary sharing no word stem with the
   evidence turns (names aside);
 - coverage: the share of turns inside some unit's evidence span;
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .extraction import correct_speaker, span_turns, statements, third_person
+from .extraction import correct_speaker, own_words, span_turns, statements
 from .grounding import anchored, told_share
 from .store import Store
 
 
-def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 0.92) -> dict:
+def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 0.92, told_below: float = 0.5) -> dict:
     turn_list = store.turns(case_id)
     turns = {t.idx: t for t in turn_list}
     units = store.units(case_id, construction_status=None)
@@ -49,15 +50,15 @@ def unit_checks(store: Store, case_id: str, embedder, duplicate_cosine: float = 
                     duplicates.append((units[i].id, units[j].id, round(float(sims[i, j]), 3)))
     covered = {i for u in units if u.construction_status == "final" for i in range(u.evidence.start, u.evidence.end + 1)}
 
-    def own_words(turn) -> str:
-        return third_person(statements(turn.text, [s for s in speakers if s != turn.speaker]), turn.speaker)
+    def fallback_fact(turn) -> str:
+        return own_words(turn, statements(turn.text, [s for s in speakers if s != turn.speaker]))
 
     # a short reply's span also holds the turn it answers (``verbatim_reply_words``)
     verbatim = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
-                and u.fact.text[:200] == own_words(turns[u.evidence.end])[:200]]
+                and u.fact.text == fallback_fact(turns[u.evidence.end])]
     peers = not any(t.role == "assistant" for t in turn_list)
     to_listener = [u.id for u in units if peers and u.id not in verbatim
-                   and told_share(u.fact.text, said[u.id], speakers) < 0.5]
+                   and told_share(u.fact.text, said[u.id], speakers) < told_below]
     return {
         "units": sum(u.construction_status == "final" for u in units),
         "verbatim": len(verbatim),  # units that are a turn's own words (the fallback)

@@ -50,3 +50,4 @@ def test_a_fact_made_of_what_peers_say_to_each_other_is_counted_but_not_their_ow
     store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     c = unit_checks(store, "c1", EMB)
     assert c["said_to_listener"] == [1] and c["verbatim"] == 1
+    assert unit_checks(store, "c1", EMB, told_below=0.0)["said_to_listener"] == []  # the bar acts

@@ -118,9 +118,10 @@ _FIRST_PERSON = [
 
 
 def third_person(text: str, name: str) -> str:
-    """Small models still copy first-person turns into facts; name the speaker instead."""
+    """Small models still copy first-person turns into facts; name the speaker instead. A word
+    joined by a hyphen stays ("some me-time", not "Melanie-time")."""
     for pattern, replacement in _FIRST_PERSON:
-        text = re.sub(pattern, replacement.format(n=name), text)
+        text = re.sub(rf"(?<!-){pattern}(?!-)", replacement.format(n=name), text)
     return text
 
 

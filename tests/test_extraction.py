@@ -2,7 +2,7 @@ import pytest
 from pydantic import ValidationError
 
 from ftamem_core.extraction import (Fragment, coverage_reply_model, fuse, integrate, parse_candidates, parse_coverage,
-                                    about_turn, reply_model, to_unit, uncovered)
+                                    about_turn, reply_model, third_person, to_unit, uncovered)
 from ftamem_core.llm import json_schema
 from ftamem_core.models import Turn
 
@@ -100,6 +100,8 @@ def test_first_person_facts_name_the_speaker():
     two = Fragment("c1", 7, [Turn(idx=10, speaker="Ana", text="a"), Turn(idx=11, speaker="Ben", text="b")], None)
     (_, u), = parse([unit("I moved to Denver.", 10, 11)], frag=two)
     assert u.fact.text == "I moved to Denver."  # two possible speakers: left as written
+    # LoCoMo conv-26: "I'm carving out some me-time each day" (not "Melanie-time")
+    assert third_person("I'm carving out some me-time for me.", "Melanie") == "Melanie is carving out some me-time for Melanie."
 
 
 def said(idx, text, role="user"):

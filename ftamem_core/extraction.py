@@ -214,8 +214,14 @@ def _correct_sentence(sentence: str, said: list[Turn], speakers: list[str]) -> s
     joint = joint_subject(sentence, said, speakers)
     if joint is not None:
         return sole_subject(sentence, *joint)
+    named = _named(sentence, speakers)
+    if len(named) > 1 and ";" in sentence:
+        # each clause alone: "Melanie is off to do some research; Caroline is off to go swimming"
+        # (conv-26, each the other's words); separators kept, so an unchanged sentence stays equal
+        parts = re.split(r"(;\s*)", sentence)
+        return "".join(p if i % 2 else _correct_sentence(p, said, speakers) for i, p in enumerate(parts))
     wrong = misattributed(sentence, said, speakers)
-    return swap_names(sentence, *wrong) if wrong is not None and len(_named(sentence, speakers)) == 1 else sentence
+    return swap_names(sentence, *wrong) if wrong is not None and len(named) == 1 else sentence
 
 
 def _named(text: str, speakers: list[str]) -> list[str]:

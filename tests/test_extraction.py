@@ -319,6 +319,12 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
     assert correct_speaker(right, turns, peers) == right
     both = fact("Ilse took a photo of the harbour. Oskar felt calm, and Ilse felt calm too.")  # two names: left
     assert correct_speaker(both, turns, peers) == both
+    # two names in clauses of their own: each clause judged alone
+    clauses = fact("Ilse took a photo of the harbour. Oskar took it last month; Ilse felt calm watching the dawn.")
+    assert correct_speaker(clauses, turns, peers).fact.text == (
+        "Ilse took a photo of the harbour. Ilse took it last month; Ilse felt calm watching the dawn.")
+    kept = fact("Ilse took a photo of the harbour. Ilse took it last month;Oskar asked where.")
+    assert correct_speaker(kept, turns, peers) == kept  # right as written: unchanged, spacing too
     # the first sentence alone, when the whole fact passes (most of its words are Oskar's)
     told = [Turn(idx=0, role="user", speaker="Ilse", text="I felt calm watching the dawn."),
             Turn(idx=1, role="user", speaker="Oskar", text="I rewrote the bus timetable for the depot staff.")]

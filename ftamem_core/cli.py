@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c.add_argument("--session", help="session number (from 0) or the file's session id")
     command("check-llm", "make one structured call and report backend, model and seconds")
+    command("warm", "read the ask prompts' fixed instructions once and keep the model's state on disk "
+                    "(the embedded model), so that the first question of a new process does not")
     c = command("build", "build a case's memory (resumes an unfinished build)")
     c.add_argument("case")
     c.add_argument("--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)")
@@ -294,6 +296,21 @@ def cmd_check_llm(args, settings: Settings):
             f"(call {data['call_seconds']} s, {data['prompt_tokens']}+{data['completion_tokens']} tokens)\n"
             f"reply: {json.dumps(data['reply'])}")
     return data, text
+
+
+def cmd_warm(args, settings: Settings):
+    from .inference import ASK_PROMPTS
+    from .llm import make_llm
+
+    llm = make_llm(settings.llm, settings.model_dir)
+    if llm.backend != "embedded":
+        data = {"backend": llm.backend, "model": llm.model_name, "prompts": {}}
+        return data, "nothing to keep: a server caches prompt prefixes itself"
+    cold = llm.cold(ASK_PROMPTS)  # told without loading the model: a second start costs nothing
+    warmed = llm.warm(cold) if cold else {}
+    data = {"backend": llm.backend, "model": llm.model_name,
+            "prompts": {name: warmed.get(name, "disk") for name in ASK_PROMPTS}}
+    return data, "  ".join(f"{name}: {where}" for name, where in data["prompts"].items())
 
 
 def cmd_build(args, settings: Settings):
@@ -587,6 +604,7 @@ COMMANDS = {
     "sessions": cmd_sessions,
     "turns": cmd_turns,
     "check-llm": cmd_check_llm,
+    "warm": cmd_warm,
     "build": cmd_build,
     "units": cmd_units,
     "links": cmd_links,

@@ -18,6 +18,9 @@ from .prompts import load_prompt
 from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates
 from .store import Store
 
+# The prompts one ask reads; their fixed instructions are kept on disk (``ftamem warm``).
+ASK_PROMPTS = ("rewrite", "answer")
+
 
 @dataclass
 class AskTrace:
@@ -85,7 +88,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         ahead = None if ab.question_only else background.submit(
             lambda: (embedder.encode([question])[0], embedder.encode(turn_lines(all_turns)) if channel_on else None))
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
-        trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ("rewrite", "answer"))
+        trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
         if ab.question_only:

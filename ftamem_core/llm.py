@@ -138,6 +138,10 @@ class LLM(ABC):
         model keeps it on disk, ``prefix_states``); servers cache prefixes themselves."""
         return {}
 
+    def cold(self, prompts: Iterable[str]) -> list[str]:
+        """The prompts whose fixed beginning ``warm`` would still have to read (none for servers)."""
+        return []
+
     @abstractmethod
     def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
                   schema: dict | None, schema_name: str, seed: int = 0) -> Completion:
@@ -303,6 +307,13 @@ class EmbeddedLLM(LLM):
                    {name: load_prompt(name).prefix_messages() for name in prompts})
         self._warmed.update(name for name in prompts if model.cache is not None)
         return out
+
+    def cold(self, prompts: Iterable[str]) -> list[str]:
+        from .prefix_states import cold
+        from .prompts import load_prompt
+
+        return cold(self.state_dir, self.model_path, self.config.n_ctx,
+                    {name: load_prompt(name).prefix_messages() for name in prompts})
 
     def count_tokens(self, text: str) -> int:
         model, _ = _llama(self.model_path, self.config)

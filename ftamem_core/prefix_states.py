@@ -79,6 +79,12 @@ def _held(model: Any, state: Any) -> bool:
     return any(Llama.longest_token_prefix(k, want) >= len(want) for k in held)
 
 
+def cold(folder: Path, model_path: Path, n_ctx: int, prefixes: dict[str, list[dict]]) -> list[str]:
+    """The prompts whose prefix state is not saved in ``folder`` yet (told without the model)."""
+    return [name for name, messages in prefixes.items()
+            if not state_file(folder, model_path, n_ctx, name, messages).is_file()]
+
+
 def warm(model: Any, lock: threading.Lock, folder: Path, model_path: Path, n_ctx: int,
          prefixes: dict[str, list[dict]]) -> dict[str, str]:
     """Put each prompt's prefix state in ``model``'s prompt cache: from memory, from disk, or

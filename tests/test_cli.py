@@ -82,3 +82,23 @@ def test_check_llm_with_the_embedded_model(tmp_path, capsys):
     data = json.loads(out)
     assert data["backend"] == "embedded" and data["model"] == "qwen2.5-0.5b" and data["seconds"] > 0
     assert data["reply"]["feeling"] in ("tired", "happy", "angry", "unknown")
+
+
+def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, capsys):
+    from ftamem_core.config import LLMConfig
+    from ftamem_core.llm import EmbeddedLLM
+    from ftamem_core.prefix_states import state_file
+    from ftamem_core.prompts import load_prompt
+
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"not a model")  # never loaded: cold() reads no weights
+    llm = EmbeddedLLM(LLMConfig(model=str(fake), n_ctx=2048), fake)
+    assert llm.cold(["rewrite", "answer"]) == ["rewrite", "answer"]
+    saved = state_file(tmp_path / "prompt-states", fake, 2048, "rewrite", load_prompt("rewrite").prefix_messages())
+    saved.parent.mkdir()
+    saved.write_bytes(b"")
+    assert llm.cold(["rewrite", "answer"]) == ["answer"]
+    # a server keeps its own prefixes: nothing to do, and no call made
+    code, out, _ = run(capsys, "--db", str(tmp_path / "m.db"), "--llm", "openai", "--base-url", "http://127.0.0.1:9/v1",
+                       "--json", "warm")
+    assert code == 0 and json.loads(out)["prompts"] == {}

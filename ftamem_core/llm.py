@@ -287,6 +287,13 @@ def _prefix_cache(capacity_bytes: int):
     return PrefixCache(capacity_bytes=capacity_bytes)
 
 
+def _prefixes(prompts: Iterable[str]) -> dict[str, list[dict]]:
+    """Each prompt's fixed instructions, as ``prefix_states`` keeps them."""
+    from .prompts import load_prompt
+
+    return {name: load_prompt(name).prefix_messages() for name in prompts}
+
+
 class EmbeddedLLM(LLM):
     backend = "embedded"
 
@@ -299,21 +306,17 @@ class EmbeddedLLM(LLM):
 
     def warm(self, prompts: Iterable[str]) -> dict[str, str]:
         from .prefix_states import warm
-        from .prompts import load_prompt
 
         model, lock = _llama(self.model_path, self.config)
         prompts = list(prompts)
-        out = warm(model, lock, self.state_dir, self.model_path, self.config.n_ctx,
-                   {name: load_prompt(name).prefix_messages() for name in prompts})
+        out = warm(model, lock, self.state_dir, self.model_path, self.config.n_ctx, _prefixes(prompts))
         self._warmed.update(name for name in prompts if model.cache is not None)
         return out
 
     def cold(self, prompts: Iterable[str]) -> list[str]:
         from .prefix_states import cold
-        from .prompts import load_prompt
 
-        return cold(self.state_dir, self.model_path, self.config.n_ctx,
-                    {name: load_prompt(name).prefix_messages() for name in prompts})
+        return cold(self.state_dir, self.model_path, self.config.n_ctx, _prefixes(prompts))
 
     def count_tokens(self, text: str) -> int:
         model, _ = _llama(self.model_path, self.config)

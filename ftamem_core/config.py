@@ -112,6 +112,9 @@ class Settings(BaseModel):
     # Beyond the paper: this many raw turns most similar to the question (cosine >= tau) compete
     # with the units for the packet, merged by embedding similarity (packet.py); 0: the paper's packet.
     turn_channel: int = Field(10, ge=0)
+    # Beyond the paper: a unit's similarity mixes its text's cosine with its best evidence turn's
+    # (this weight; retrieval.py); 0: the paper's s_emb.
+    source_similarity: float = Field(0.5, ge=0.0, le=1.0)
     # A unit still partial at the end of the built case is retrievable, flagged as partial.
     retrieve_open_partials: bool = True
     # A unit a counselor archived leaves retrieval and packets (disputed ones always do); on, it

@@ -15,7 +15,7 @@ from .embeddings import Embedder
 from .llm import LLM, call_context
 from .packet import MemoryPacket, build_packet, channel_turns, render, turn_lines
 from .prompts import load_prompt
-from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates
+from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates, turn_similarity
 from .store import Store
 
 # The prompts one ask reads; their fixed instructions are kept on disk (``ftamem warm``).
@@ -75,18 +75,20 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
         "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
+        "source_similarity": 0.0 if ab.fact_only or ab.question_only else settings.source_similarity,
         "retrieve_archived": settings.retrieve_archived,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
     channel_on = bool(settings.turn_channel) and not (ab.fact_only or ab.question_only)
-    all_turns = store.turns(case_id) if channel_on else []
+    source_on = settings.source_similarity > 0 and not (ab.fact_only or ab.question_only)
+    all_turns = store.turns(case_id) if channel_on or source_on else []
     with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
         # The question and the turns are embedded while the model rewrites (in a new process this
         # also loads the encoder meanwhile, about 5 s on 2 cores).
         ahead = None if ab.question_only else background.submit(
-            lambda: (embedder.encode([question])[0], embedder.encode(turn_lines(all_turns)) if channel_on else None))
+            lambda: (embedder.encode([question])[0], embedder.encode(turn_lines(all_turns)) if all_turns else None))
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
@@ -114,7 +116,9 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
                                               lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
                                               score_all_below=settings.score_all_below,
                                               open_partials=settings.retrieve_open_partials,
-                                              archived=settings.retrieve_archived)
+                                              archived=settings.retrieve_archived,
+                                              turn_similarity=turn_similarity(all_turns, turn_vectors, vector)
+                                              if source_on else None, source_weight=settings.source_similarity)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
             relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
             if channel_on:

@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 from ftamem_core.config import PRESETS, Ablations, load_settings
@@ -166,7 +167,9 @@ def test_each_ablation_changes_what_it_should_and_nothing_else(memory, preset):
         assert stages == ["answer"] and trace.query == "When did Maya start night shifts?"
         assert trace.cues.people == ["Maya"]  # read off the question
     elif preset == "plain_embedding":
-        assert trace.settings["lam"] == 1.0 and all(abs(c["R"] - c["s_emb"]) < 1e-4 for c in trace.candidates)
+        w = trace.settings["source_similarity"]
+        assert trace.settings["lam"] == 1.0 and all(abs(c["R"] - (1 - w) * c["s_emb"] - w * c["s_src"]) < 1e-4
+                                                    for c in trace.candidates)
         assert text.count("## ") == full.packet_text.count("## ")
     elif preset == "flat_context":
         assert same_retrieval and "## " not in text and "[m" in text
@@ -323,3 +326,44 @@ def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
     query = EMB.encode(["blackout curtains"])[0]
     packet = build_packet(store, "c1", [ids["shifts"]], 0, FULL, 1, lambda texts: EMB.encode(texts) @ query)
     assert [e.text for e in packet.semantic] == ["Omar is a coworker who knows about blackout curtains."]
+
+
+def test_source_similarity_mixes_the_best_evidence_turn_into_s_and_zero_is_the_papers(memory):
+    store, ids = memory
+    query = EMB.encode(["night shifts"])[0]
+    turns = np.zeros(12)
+    turns[9] = 1.0  # the query's words are in turn 9, the last turn of the Lena unit (turns 8-9)
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    paper = score_candidates(store, "c1", query, Cues(), **kw)
+    assert paper.kept_ids()[0] == ids["shifts"] and "s_src" not in paper.rows()[0]
+    assert score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.0, **kw).rows() \
+        == paper.rows()
+    mixed = score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.5, **kw)
+    lena = row(mixed, ids["lena"])
+    assert lena["s_src"] == 1.0 and row(mixed, ids["shifts"])["s_src"] == 0.0
+    assert abs(lena["R"] - 0.8 * (0.5 * lena["s_emb"] + 0.5)) < 1e-3
+    assert mixed.kept_ids()[0] == ids["lena"] and mixed.similarity()[ids["lena"]] > paper.similarity()[ids["lena"]]
+    # fact_only has no source turns, so no source similarity either
+    bare = score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.5,
+                            **{**kw, "ablations": PRESETS["fact_only"]})
+    assert "s_src" not in bare.rows()[0] and bare.kept_ids()[0] == ids["shifts"]
+
+
+def test_turn_similarity_sits_at_each_turns_index_and_an_erased_turns_gap_is_zero():
+    from ftamem_core.models import Turn
+    from ftamem_core.retrieval import turn_similarity
+
+    kept = [Turn(idx=0, text="a"), Turn(idx=2, text="b")]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert turn_similarity(kept, vectors, np.array([0.2, 0.9])).tolist() == [0.2, 0.0, 0.9]
+    assert turn_similarity([], np.zeros((0, 2)), np.array([1.0, 0.0])).tolist() == []
+
+
+def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(memory):
+    on, _ = run(memory, "full", source_similarity=1.0, turn_channel=0)
+    off, _ = run(memory, "full", source_similarity=0.0, turn_channel=0)
+    assert on.settings["source_similarity"] == 1.0 and off.settings["source_similarity"] == 0.0
+    assert all("s_src" in r and abs(r["R"] - (0.8 * r["s_src"] + 0.2 * r["cue"])) < 1e-3 for r in on.candidates)
+    assert all("s_src" not in r and abs(r["R"] - (0.8 * r["s_emb"] + 0.2 * r["cue"])) < 1e-3 for r in off.candidates)
+    bare, _ = run(memory, "fact_only", source_similarity=1.0)
+    assert bare.settings["source_similarity"] == 0.0 and all("s_src" not in r for r in bare.candidates)

@@ -21,7 +21,7 @@ import numpy as np
 from ..config import PRESETS, Settings
 from ..models import Question, Turn
 from ..packet import Ablations, approx_tokens, build_packet, channel_turns, render, turn_lines
-from ..retrieval import heuristic_cues, score_candidates
+from ..retrieval import heuristic_cues, score_candidates, turn_similarity
 from ..store import Store
 
 
@@ -74,13 +74,16 @@ def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarr
                k: int, budget: int, preset: str = "no_rewrite", rag: TurnRAG | None = None) -> Shown:
     """The packet the method builds for ``question`` (embedded as ``query_vector``) without the
     rewrite call (cues read off the question), cut to ``budget`` tokens (0: all of it). With
-    ``rag`` (the case's embedded turns) and ``settings.turn_channel``, the turn channel is on."""
+    ``rag`` (the case's embedded turns), the turn channel (``settings.turn_channel``) and source
+    similarity (``settings.source_similarity``) are on."""
     ab: Ablations = settings.combined(PRESETS[preset])
     last = next((s.time for s in reversed(store.sessions(case_id)) if s.time), None)
     cues = heuristic_cues(question, last)
     scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
                               pool=settings.candidate_pool, ablations=ab, score_all_below=settings.score_all_below,
-                              open_partials=settings.retrieve_open_partials, archived=settings.retrieve_archived)
+                              open_partials=settings.retrieve_open_partials, archived=settings.retrieve_archived,
+                              turn_similarity=None if rag is None else turn_similarity(rag.turns, rag.vectors, query_vector),
+                              source_weight=settings.source_similarity)
     channel = [] if rag is None or ab.fact_only else channel_turns(rag.turns, rag.vectors, query_vector,
                                                                     settings.turn_channel, settings.tau)
     packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ab, settings.auxiliary_limit,

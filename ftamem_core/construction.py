@@ -287,7 +287,7 @@ class Builder:
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
         if finalised or extra:
-            self._store_and_link(fragment.case_id, finalised, report, extra)
+            self._store_and_link(fragment.case_id, finalised, report, extra, fragment.turns)
         return carried
 
     def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
@@ -328,7 +328,7 @@ class Builder:
         return parse_coverage(reply, missing, fragment, written)
 
     def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport,
-                        verbatim: list[FTAUnit] = ()) -> None:
+                        verbatim: list[FTAUnit] = (), turns: list[Turn] = ()) -> None:
         """Store a fragment's units and link the model-written ones. ``verbatim`` units (the
         fallback's turns in their own words) are stored unlinked: they are the turns themselves,
         and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B)."""
@@ -336,6 +336,10 @@ class Builder:
             units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
             for kept, dropped in merged:
                 self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
+        if self.settings.speaker_check and turns:
+            # again on the units as stored: merging and fusion widen a span after its fact was
+            # checked, and the wider span can hold the other speaker's words (conv-26, seed 1)
+            units = [correct_speaker(u, list(turns), self._speakers) for u in units]
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
         ids = self.store.add_units(case_id, everything, vectors)

@@ -442,6 +442,18 @@ def test_speaker_check_acts_with_its_setting(store, check):
 
 
 @pytest.mark.parametrize("check", [True, False])
+def test_the_speaker_check_judges_a_merged_unit_again_over_its_wider_span(store, check):
+    # The longer fact passes alone (turn 1 is Melanie's and shares none of its words); merged with
+    # its near-twin over turns 0-1 it also spans Caroline's "I'm researching adoption agencies".
+    units = peers_units(store, [unit("Melanie is researching adoption agencies for her family this month.", 1, 1),
+                                unit("Melanie is researching adoption agencies for her family this month", 0, 1)],
+                        ground_facts=False, told_share=0, duplicate_cosine=0.5, speaker_check=check)
+    (u,) = units
+    assert (u.evidence.start, u.evidence.end) == (0, 1)
+    assert u.fact.text == ("Caroline" if check else "Melanie") + " is researching adoption agencies for her family this month."
+
+
+@pytest.mark.parametrize("check", [True, False])
 def test_duplicate_merging_acts_with_its_setting(store, check):
     units = peers_units(store, [unit("Caroline went to a support group meeting yesterday.", 2, 3),
                                 unit("Caroline went to a support group meeting yesterday!", 2, 2)],

@@ -115,6 +115,9 @@ class Settings(BaseModel):
     # Beyond the paper: a unit's similarity mixes its text's cosine with its best evidence turn's
     # (this weight; retrieval.py); 0: the paper's s_emb.
     source_similarity: float = Field(0.5, ge=0.0, le=1.0)
+    # Beyond the paper: for s_src, a turn answering the other speaker's question just before it is
+    # also embedded after that question, the better cosine counts (retrieval.reply_texts).
+    source_reply_context: bool = True
     # A unit still partial at the end of the built case is retrievable, flagged as partial.
     retrieve_open_partials: bool = True
     # A unit a counselor archived leaves retrieval and packets (disputed ones always do); on, it

@@ -15,7 +15,8 @@ from .embeddings import Embedder
 from .llm import LLM, call_context
 from .packet import MemoryPacket, build_packet, channel_turns, render, turn_lines
 from .prompts import load_prompt
-from .retrieval import Cues, RewriteReply, Scored, cues_from, heuristic_cues, score_candidates, turn_similarity
+from .retrieval import (Cues, RewriteReply, Scored, cues_from, heuristic_cues, reply_vectors, score_candidates,
+                        turn_similarity)
 from .store import Store
 
 # The prompts one ask reads; their fixed instructions are kept on disk (``ftamem warm``).
@@ -63,6 +64,16 @@ class AskTrace:
         }
 
 
+def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool):
+    """The question's vector, the turns' (``turn_lines``) and, with ``replies``, the turns' as
+    replies to the question before them (``retrieval.reply_vectors``)."""
+    if not turns:
+        return embedder.encode([question])[0], None, None
+    lines = turn_lines(turns)
+    vectors = embedder.encode(lines)
+    return embedder.encode([question])[0], vectors, reply_vectors(embedder, turns, lines, vectors) if replies else None
+
+
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
         k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
     """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K."""
@@ -71,24 +82,25 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         k, k_reason = settings.k_for(store.get_case(case_id).source_format)
     else:
         k_reason = "given for this question"
+    source_on = settings.source_similarity > 0 and not (ab.fact_only or ab.question_only)
     trace = AskTrace(case_id, question, settings={
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
         "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
         "source_similarity": 0.0 if ab.fact_only or ab.question_only else settings.source_similarity,
+        "source_reply_context": source_on and settings.source_reply_context,
         "retrieve_archived": settings.retrieve_archived,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
     channel_on = bool(settings.turn_channel) and not (ab.fact_only or ab.question_only)
-    source_on = settings.source_similarity > 0 and not (ab.fact_only or ab.question_only)
     all_turns = store.turns(case_id) if channel_on or source_on else []
     with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
         # The question and the turns are embedded while the model rewrites (in a new process this
         # also loads the encoder meanwhile, about 5 s on 2 cores).
         ahead = None if ab.question_only else background.submit(
-            lambda: (embedder.encode([question])[0], embedder.encode(turn_lines(all_turns)) if all_turns else None))
+            _embed_ahead, embedder, question, all_turns, source_on and settings.source_reply_context)
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
@@ -110,14 +122,14 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         started = time.perf_counter()
         relevance, scores, channel = None, {}, []
         if not ab.question_only:
-            question_vector, turn_vectors = ahead.result()
+            question_vector, turn_vectors, replies = ahead.result()
             vector = question_vector if trace.query == question else embedder.encode([trace.query])[0]
             scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
                                               lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
                                               score_all_below=settings.score_all_below,
                                               open_partials=settings.retrieve_open_partials,
                                               archived=settings.retrieve_archived,
-                                              turn_similarity=turn_similarity(all_turns, turn_vectors, vector)
+                                              turn_similarity=turn_similarity(all_turns, turn_vectors, vector, replies)
                                               if source_on else None, source_weight=settings.source_similarity)
             trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
             relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731

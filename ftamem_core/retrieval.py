@@ -3,6 +3,9 @@
 Beyond the paper (``source_similarity``, w): a unit's similarity is its retrieval text's cosine
 mixed with the best cosine of its evidence turns (speaker, date, text, as turn-level RAG embeds
 them): s = (1 - w) * s_emb + w * s_src, and R = lambda * s + (1 - lambda) * c. w = 0 is the paper.
+With ``source_reply_context``, a turn that answers a question the other speaker asked just before
+it is also embedded after that question, and its similarity is the better of the two: "Researching
+adoption agencies" says nothing of the summer it answers "Any fun plans for the summer?" about.
 
 The cue score c is the mean of the cue components the rewritten query has (a component whose cue
 is absent does not count; no cue at all gives c = 0):
@@ -183,11 +186,43 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     return scored
 
 
-def turn_similarity(turns: list, vectors: np.ndarray, query_vector: np.ndarray) -> np.ndarray:
-    """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0)."""
+def turn_similarity(turns: list, vectors: np.ndarray, query_vector: np.ndarray,
+                    reply_vectors: np.ndarray | None = None) -> np.ndarray:
+    """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0);
+    with ``reply_vectors`` (aligned with ``turns``, see ``reply_texts``) the better of the two."""
     out = np.zeros(max((t.idx for t in turns), default=-1) + 1)
     if turns:
-        out[[t.idx for t in turns]] = np.asarray(vectors @ query_vector, dtype=np.float64)
+        sims = vectors @ query_vector
+        if reply_vectors is not None:
+            sims = np.maximum(sims, reply_vectors @ query_vector)
+        out[[t.idx for t in turns]] = np.asarray(sims, dtype=np.float64)
+    return out
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def reply_texts(turns: list, lines: list[str]) -> list[str]:
+    """Each turn's line (``lines``, aligned with ``turns``), after the last question of the turn
+    just before it when another speaker asked it in the same session; the plain line otherwise."""
+    out = list(lines)
+    for i in range(1, len(turns)):
+        before, turn = turns[i - 1], turns[i]
+        if before.session_id != turn.session_id or (before.speaker or before.role) == (turn.speaker or turn.role):
+            continue
+        asked = [s for s in _SENTENCE.split(before.text.strip()) if s.endswith("?")]
+        if asked:
+            out[i] = f"{asked[-1]} {lines[i]}"
+    return out
+
+
+def reply_vectors(embedder, turns: list, lines: list[str], vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (the embedded ``lines``) with each reply's row embedded after its question."""
+    texts = reply_texts(turns, lines)
+    changed = [i for i, (text, line) in enumerate(zip(texts, lines)) if text != line]
+    out = np.array(vectors, copy=True)
+    if changed:
+        out[changed] = embedder.encode([texts[i] for i in changed])
     return out
 
 

@@ -106,7 +106,10 @@ if trace is not None and trace.case_id == case_id:
         # plain: the formula's asterisks and underscores would render as Markdown emphasis
         st.caption(ui.plain(f"Source similarity (beyond the paper, setting source_similarity = "
                             f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
-                            "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."))
+                            "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
+                            + (" A turn answering the other speaker's question just before it counts with that "
+                               "question too (source_reply_context)." if trace.settings.get("source_reply_context")
+                               else "")))
     facts = {r["id"]: r["fact_text"] for r in store.rows_by_id(case_id, "units", "id, fact_text",
                                                                 [c["id"] for c in trace.candidates])}
     st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)")} for c in trace.candidates], hide_index=True)

@@ -367,3 +367,54 @@ def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(me
     assert all("s_src" not in r and abs(r["R"] - (0.8 * r["s_emb"] + 0.2 * r["cue"])) < 1e-3 for r in off.candidates)
     bare, _ = run(memory, "fact_only", source_similarity=1.0)
     assert bare.settings["source_similarity"] == 0.0 and all("s_src" not in r for r in bare.candidates)
+
+
+def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_just_before_it():
+    from ftamem_core.models import Turn
+    from ftamem_core.retrieval import reply_texts
+
+    turns = [Turn(idx=0, session_id=1, speaker="Mel", text="Camping next month. Any fun plans for the summer? Tell me."),
+             Turn(idx=1, session_id=1, speaker="Cat", text="Researching adoption agencies."),
+             Turn(idx=2, session_id=1, speaker="Cat", text="Is that odd?"),  # the same speaker's question
+             Turn(idx=3, session_id=1, speaker="Cat", text="It is a dream."),
+             Turn(idx=4, session_id=2, speaker="Mel", text="What a day!"),  # a new session: no reply
+             Turn(idx=5, session_id=2, speaker="Cat", text="Indeed."),
+             Turn(idx=6, session_id=2, speaker="Mel", text="Are you well?"),
+             Turn(idx=7, session_id=2, speaker="Cat", text="Yes.")]
+    lines = [f"L{t.idx}" for t in turns]
+    assert reply_texts(turns, lines) == ["L0", "Any fun plans for the summer? L1", "L2", "L3", "L4", "L5", "L6",
+                                         "Are you well? L7"]
+
+
+def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store):
+    from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+    from ftamem_core.retrieval import reply_vectors, turn_similarity
+
+    said = [("Mel", "My kids are excited. Any fun plans for the summer?"), ("Cat", "Researching adoption agencies."),
+            ("Mel", "Wow, that is kind."), ("Cat", "Thanks, it is a dream.")]
+    store.ingest([CaseDocument(case=Case(id="c1", name="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-05-08"),
+        turns=[Turn(speaker=who, text=text, original_id=f"d{i}") for i, (who, text) in enumerate(said)])])])
+    session = store.sessions("c1")[0]
+    units = [make_unit("c1", "Cat is researching adoption agencies", 1, 1, session_id=session.id),
+             make_unit("c1", "Cat thanks Mel and calls it a dream", 3, 3, session_id=session.id)]
+    adoption, dream = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    turns = store.turns("c1")
+    lines = [t.text for t in turns]
+    plain = EMB.encode(lines)
+    replies = reply_vectors(EMB, turns, lines, plain)
+    assert np.allclose(replies[[0, 2, 3]], plain[[0, 2, 3]]) and not np.allclose(replies[1], plain[1])
+    query = EMB.encode(["What are Cat's plans for the summer?"])[0]
+    both = turn_similarity(turns, plain, query, replies)
+    assert both[1] > turn_similarity(turns, plain, query)[1] and np.allclose(both[[0, 2, 3]], (plain @ query)[[0, 2, 3]])
+
+    def s_src(**settings):
+        trace = ask(store, "c1", "What are Cat's plans for the summer?", answer_llm(), EMB,
+                    load_settings(environ={}, tau=0.0, turn_channel=0, **settings), ablations=PRESETS["no_rewrite"])
+        return trace.settings["source_reply_context"], {r["id"]: r.get("s_src") for r in trace.candidates}
+
+    on, with_context = s_src()
+    off, without = s_src(source_reply_context=False)
+    assert on and not off
+    assert with_context[adoption] > without[adoption] and with_context[dream] == without[dream]
+    assert s_src(source_similarity=0.0)[0] is False  # no source similarity, no reply context

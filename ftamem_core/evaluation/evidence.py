@@ -21,7 +21,7 @@ import numpy as np
 from ..config import PRESETS, Settings
 from ..models import Question, Turn
 from ..packet import Ablations, approx_tokens, build_packet, channel_turns, render, turn_lines
-from ..retrieval import heuristic_cues, score_candidates, turn_similarity
+from ..retrieval import heuristic_cues, reply_vectors, score_candidates, turn_similarity
 from ..store import Store
 
 
@@ -57,6 +57,14 @@ class TurnRAG:
         self.turns: list[Turn] = store.turns(case_id)
         self.lines = turn_lines(self.turns)
         self.vectors = embedder.encode(self.lines)
+        self._embedder, self._replies = embedder, None
+
+    def replies(self) -> np.ndarray:
+        """The turns embedded as replies (``retrieval.reply_vectors``), for source similarity only:
+        turn-level RAG itself ranks the plain turns."""
+        if self._replies is None:
+            self._replies = reply_vectors(self._embedder, self.turns, self.lines, self.vectors)
+        return self._replies
 
     def packet(self, query_vector: np.ndarray, k: int | None = None, budget: int = 0) -> Shown:
         order = np.argsort(-(self.vectors @ query_vector), kind="stable")
@@ -82,7 +90,9 @@ def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarr
     scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
                               pool=settings.candidate_pool, ablations=ab, score_all_below=settings.score_all_below,
                               open_partials=settings.retrieve_open_partials, archived=settings.retrieve_archived,
-                              turn_similarity=None if rag is None else turn_similarity(rag.turns, rag.vectors, query_vector),
+                              turn_similarity=None if rag is None else turn_similarity(
+                                  rag.turns, rag.vectors, query_vector,
+                                  rag.replies() if settings.source_reply_context and settings.source_similarity else None),
                               source_weight=settings.source_similarity)
     channel = [] if rag is None or ab.fact_only else channel_turns(rag.turns, rag.vectors, query_vector,
                                                                     settings.turn_channel, settings.tau)

@@ -86,8 +86,8 @@ def questions_for(doc: CaseDocument, cfg: EvalConfig) -> list[Question]:
 # one of them reuses the cached build; any other setting is part of the build's key.
 _NOT_CONSTRUCTION = {"db_path", "tau", "lam", "top_k", "top_k_locomo", "link_expansion", "score_all_below",
                      "candidate_pool", "ablations", "answer_temperature", "answer_max_tokens", "packet_token_budget",
-                     "turn_channel", "source_similarity", "auxiliary_limit", "retrieve_open_partials",
-                     "retrieve_archived", "eval_workers", "backends", "auth",
+                     "turn_channel", "source_similarity", "source_reply_context", "auxiliary_limit",
+                     "retrieve_open_partials", "retrieve_archived", "eval_workers", "backends", "auth",
                      "allow_custom_backend", "retention_days", "max_upload_mb", "eval_dir", "llm", "index"}
 
 

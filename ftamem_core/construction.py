@@ -203,7 +203,9 @@ class Builder:
         # Eq. 4: every unit still partial is carried, also those left open by earlier sessions.
         carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
         self._superseded: list[int] = []  # stored partial units fused in this session
-        self._speakers = sorted({t.speaker for t in self.store.turns(case_id) if t.speaker and t.role != "assistant"})
+        # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
+        self._case_turns = self.store.turns(case_id)
+        self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
         self._peers = not any(t.role == "assistant" for t in turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
             self._check_stop()
@@ -287,7 +289,7 @@ class Builder:
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
         if finalised or extra:
-            self._store_and_link(fragment.case_id, finalised, report, extra, fragment.turns)
+            self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried
 
     def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
@@ -331,14 +333,16 @@ class Builder:
                         verbatim: list[FTAUnit] = (), turns: list[Turn] = ()) -> None:
         """Store a fragment's units and link the model-written ones. ``verbatim`` units (the
         fallback's turns in their own words) are stored unlinked: they are the turns themselves,
-        and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B)."""
+        and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B).
+        ``turns`` (the case's) are what the speaker check reads the stored spans against."""
         if self.settings.merge_duplicates:
             units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
             for kept, dropped in merged:
                 self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
         if self.settings.speaker_check and turns:
             # again on the units as stored: merging and fusion widen a span after its fact was
-            # checked, and the wider span can hold the other speaker's words (conv-26, seed 1)
+            # checked, and the wider span (also into earlier fragments) can hold the other
+            # speaker's words (conv-26, seed 1; conv-42 turn pairs)
             units = [correct_speaker(u, list(turns), self._speakers) for u in units]
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])

@@ -453,6 +453,27 @@ def test_the_speaker_check_judges_a_merged_unit_again_over_its_wider_span(store,
     assert u.fact.text == ("Caroline" if check else "Melanie") + " is researching adoption agencies for her family this month."
 
 
+def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was_carried_from(store):
+    # Fragments 0-1 and 2-3. The partial of turns 0-1 names nobody; the sentence that completes it
+    # passes over turns 2-3 alone, but the fused span 0-3 holds Caroline's "I'm researching ...".
+    # (conv-42, turn pairs: "Nate shared a photo" of Joanna's photo in the fragment before.)
+    store.ingest([peers_doc()])
+    pipeline = Pipeline(seg_size=2)
+
+    def extraction(messages):
+        if turn_indices([{"content": section(messages, "Fragment turns:")}])[0] == 0:
+            return {"memory_units": [unit("They talked about a big step.", 0, 1, status="partial")]}
+        return {"memory_units": [unit("Melanie is researching adoption agencies for her family this month.", 2, 3,
+                                      completes="p1")]}
+
+    pipeline.extraction = extraction
+    report, _, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
+        verbatim_fallback=False, ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0))
+    (u,) = store.units("c1")
+    assert report.fusions == 1 and (u.evidence.start, u.evidence.end) == (0, 3)
+    assert u.fact.text == "They talked about a big step. Caroline is researching adoption agencies for her family this month."
+
+
 @pytest.mark.parametrize("check", [True, False])
 def test_duplicate_merging_acts_with_its_setting(store, check):
     units = peers_units(store, [unit("Caroline went to a support group meeting yesterday.", 2, 3),

@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .config import Ablations
+from .grounding import sentences
 from .models import ContentType, Short, Statement
 from .store import Store
 from .temporal import resolve, session_date, time_range
@@ -199,9 +200,6 @@ def turn_similarity(turns: list, vectors: np.ndarray, query_vector: np.ndarray,
     return out
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
 def reply_texts(turns: list, lines: list[str]) -> list[str]:
     """Each turn's line (``lines``, aligned with ``turns``), after the last question of the turn
     just before it when another speaker asked it in the same session; the plain line otherwise."""
@@ -210,7 +208,7 @@ def reply_texts(turns: list, lines: list[str]) -> list[str]:
         before, turn = turns[i - 1], turns[i]
         if before.session_id != turn.session_id or (before.speaker or before.role) == (turn.speaker or turn.role):
             continue
-        asked = [s for s in _SENTENCE.split(before.text.strip()) if s.endswith("?")]
+        asked = [s for s in sentences(before.text) if s.endswith("?")]
         if asked:
             out[i] = f"{asked[-1]} {lines[i]}"
     return out

@@ -103,6 +103,10 @@ class BuildReport:
     error: str = ""  # why a build stopped
 
 
+def _as_checked(unit: FTAUnit) -> tuple:
+    return unit.fact.text, unit.evidence.start, unit.evidence.end
+
+
 class Builder:
     def __init__(self, store: Store, llm: LLM, embedder: Embedder, settings: Settings,
                  progress: Callable[[Event], None] | None = None, stop: threading.Event | None = None):
@@ -203,6 +207,7 @@ class Builder:
         # Eq. 4: every unit still partial is carried, also those left open by earlier sessions.
         carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
         self._superseded: list[int] = []  # stored partial units fused in this session
+        self._checked_as: set[tuple] = set()  # (fact, span) of each unit as the checks left it
         # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
@@ -312,6 +317,7 @@ class Builder:
             unit = trim_span(unit, fragment.turns, self._speakers)
         if self.settings.ground_anchors:
             unit = ground_anchors(unit, fragment.turns, self._speakers)
+        self._checked_as.add(_as_checked(unit))
         return unit
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
@@ -343,7 +349,10 @@ class Builder:
             # again on the units as stored: merging and fusion widen a span after its fact was
             # checked, and the wider span (also into earlier fragments) can hold the other
             # speaker's words (conv-26, seed 1; conv-42 turn pairs)
-            units = [correct_speaker(u, list(turns), self._speakers) for u in units]
+            # Only units changed since (the check is not idempotent: a fact naming both speakers can
+            # carry the other's words either way round, and a second pass would undo the first).
+            units = [u if _as_checked(u) in self._checked_as else correct_speaker(u, list(turns), self._speakers)
+                     for u in units]
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
         ids = self.store.add_units(case_id, everything, vectors)

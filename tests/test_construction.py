@@ -474,6 +474,24 @@ def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was
     assert u.fact.text == "They talked about a big step. Caroline is researching adoption agencies for her family this month."
 
 
+def test_a_unit_the_speaker_check_changed_is_not_changed_back_when_stored(store):
+    # Either way round this fact carries the other speaker's words, so each pass of the check
+    # exchanges the names again (conv-42, turn pairs: "...; Nate shared a photo of a piece of cake").
+    turns = [("Ilse", "Who can say no to chocolate and berries? [shares a photo of a piece of cake with berries on a plate]"),
+             ("Oskar", "Well I also made a dairy-free chocolate cake with berries on it the other day, maybe you would like that!")]
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-05-08"), turns=[Turn(role="user", speaker=s, text=t) for s, t in turns])])])
+    written = ("Ilse is allergic to chocolate and berries. Ilse asked what else brings her joy; "
+               "Oskar shared a photo of a piece of cake with berries on a plate.")
+    pipeline = Pipeline(seg_size=2)
+    pipeline.extraction = lambda m: {"memory_units": [unit(written, 0, 1)]}
+    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, ground_facts=False, told_share=0,
+                                                            turns_per_unit=0, min_fragment_turns=1))
+    (u,) = store.units("c1")
+    assert u.fact.text == ("Oskar is allergic to chocolate and berries. Ilse asked what else brings her joy; "
+                           "Ilse shared a photo of a piece of cake with berries on a plate.")  # one pass, not two
+
+
 @pytest.mark.parametrize("check", [True, False])
 def test_duplicate_merging_acts_with_its_setting(store, check):
     units = peers_units(store, [unit("Caroline went to a support group meeting yesterday.", 2, 3),

@@ -346,11 +346,10 @@ class Builder:
             for kept, dropped in merged:
                 self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
         if self.settings.speaker_check and turns:
-            # again on the units as stored: merging and fusion widen a span after its fact was
-            # checked, and the wider span (also into earlier fragments) can hold the other
-            # speaker's words (conv-26, seed 1; conv-42 turn pairs)
-            # Only units changed since (the check is not idempotent: a fact naming both speakers can
-            # carry the other's words either way round, and a second pass would undo the first).
+            # again on the units merging and fusion changed since their check: a wider span (also
+            # into earlier fragments) can hold the other speaker's words (conv-26, seed 1). Only
+            # those: a fact naming both speakers can carry the other's words either way round, and
+            # a second pass would undo the first (conv-42, turn pairs).
             units = [u if _as_checked(u) in self._checked_as else correct_speaker(u, list(turns), self._speakers)
                      for u in units]
         everything = [*units, *verbatim]

@@ -22,9 +22,9 @@ from typing import Any, Callable
 from . import consent
 from .config import Settings
 from .embeddings import Embedder
-from .extraction import (Fragment, correct_speaker, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, span_turns, trim_span,
-                         uncovered, verbatim_units)
+from .extraction import (Fragment, coverage_reply_model, ground_anchors, incomplete_memory_json, integrate,
+                         merge_duplicates, min_units, parse_candidates, parse_coverage, settled_speaker, span_turns,
+                         trim_span, uncovered, verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .grounding import support, told_share
 from .linking import apply_updates, candidates
@@ -101,10 +101,6 @@ class BuildReport:
     fusions: int = 0
     seconds: float = 0.0
     error: str = ""  # why a build stopped
-
-
-def _as_checked(unit: FTAUnit) -> tuple:
-    return unit.fact.text, unit.evidence.start, unit.evidence.end
 
 
 class Builder:
@@ -207,7 +203,6 @@ class Builder:
         # Eq. 4: every unit still partial is carried, also those left open by earlier sessions.
         carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
         self._superseded: list[int] = []  # stored partial units fused in this session
-        self._checked_as: set[tuple] = set()  # (fact, span) of each unit as the checks left it
         # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
@@ -312,12 +307,15 @@ class Builder:
                 self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "told": round(share, 2)}))
                 return None
         if self.settings.speaker_check:
-            unit = correct_speaker(unit, fragment.turns, self._speakers)
+            settled = settled_speaker(unit, fragment.turns, self._speakers)
+            if settled is None:
+                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "speaker": "unresolved"}))
+                return None
+            unit = settled
         if self.settings.trim_spans:
             unit = trim_span(unit, fragment.turns, self._speakers)
         if self.settings.ground_anchors:
             unit = ground_anchors(unit, fragment.turns, self._speakers)
-        self._checked_as.add(_as_checked(unit))
         return unit
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
@@ -346,12 +344,9 @@ class Builder:
             for kept, dropped in merged:
                 self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
         if self.settings.speaker_check and turns:
-            # again on the units merging and fusion changed since their check: a wider span (also
-            # into earlier fragments) can hold the other speaker's words (conv-26, seed 1). Only
-            # those: a fact naming both speakers can carry the other's words either way round, and
-            # a second pass would undo the first (conv-42, turn pairs).
-            units = [u if _as_checked(u) in self._checked_as else correct_speaker(u, list(turns), self._speakers)
-                     for u in units]
+            # again: merging and fusion widen spans (also into earlier fragments), and a wider span
+            # can hold the other speaker's words (conv-26, seed 1); a unit the check left is settled
+            units, verbatim = self._settle_speakers(case_id, units, list(verbatim), list(turns))
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
         ids = self.store.add_units(case_id, everything, vectors)
@@ -367,6 +362,27 @@ class Builder:
         else:  # the paper: one call per new unit
             for unit, vector in zip(stored, vectors):
                 self._link([unit], vector[None, :], report)
+
+    def _settle_speakers(self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit],
+                         turns: list[Turn]) -> tuple[list[FTAUnit], list[FTAUnit]]:
+        """``settled_speaker`` over the case's turns; a unit no naming settles is dropped, and
+        its turns that nothing else covers are kept in their own words (``verbatim_fallback``)."""
+        kept = []
+        for unit in units:
+            settled = settled_speaker(unit, turns, self._speakers)
+            if settled is not None:
+                kept.append(settled)
+                continue
+            self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "speaker": "unresolved"}))
+            if self.settings.verbatim_fallback:
+                span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
+                have = {u.evidence.end for u in verbatim}
+                verbatim += [v for v in verbatim_units(span, [u for u in units if u is not unit],
+                                                       self.settings.coverage_min_words,
+                                                       self.settings.verbatim_within_spans,
+                                                       self.settings.verbatim_reply_words)
+                             if v.evidence.end not in have]
+        return kept, verbatim
 
     def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
         """One classification call for ``units`` and the earlier units similar to each."""

@@ -210,6 +210,25 @@ def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FT
     return unit if fact == unit.fact else unit.model_copy(update={"fact": fact})
 
 
+def settled_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str], rounds: int = 4) -> FTAUnit | None:
+    """``correct_speaker`` until the fact passes it unchanged; None when it never does. One pass
+    can leave a fact its next pass changes again: "Joanna says the turtles might be small ... Nate
+    recommends" becomes "Nate says ... Joanna recommends" (the whole fact swapped), and only the
+    second pass sets the second sentence right. A fact that mixes both speakers' words clause by
+    clause ("Audrey wants to get a dog; Andrew is considering getting a dog too", both Andrew's)
+    cycles between its swaps: no naming of it is right, and the turns' own words are better."""
+    seen = [unit.fact.text]
+    for _ in range(rounds):
+        fixed = correct_speaker(unit, turns, speakers)
+        if fixed.fact.text == unit.fact.text:
+            return fixed
+        if fixed.fact.text in seen:
+            return None
+        seen.append(fixed.fact.text)
+        unit = fixed
+    return None
+
+
 def _correct_sentence(sentence: str, said: list[Turn], speakers: list[str]) -> str:
     joint = joint_subject(sentence, said, speakers)
     if joint is not None:

@@ -175,6 +175,8 @@ def live() -> None:
             elif e.kind == "ungrounded" and "told" in e.data:
                 st.text(f"dropped, made of what the speakers say to each other ({e.data['told']:.0%} of its "
                         f"words told): {e.data['fact']}")
+            elif e.kind == "ungrounded" and "speaker" in e.data:
+                st.text(f"dropped, no naming of the speakers fits its turns: {e.data['fact']}")
             elif e.kind == "ungrounded":
                 st.text(f"dropped, not in its turns ({e.data['support']:.0%} of its words): {e.data['fact']}")
             else:

@@ -474,22 +474,59 @@ def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was
     assert u.fact.text == "They talked about a big step. Caroline is researching adoption agencies for her family this month."
 
 
-def test_a_unit_the_speaker_check_changed_is_not_changed_back_when_stored(store):
+def _two_speaker_case(store, lines):
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2023-05-08"), turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])])
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_words(store, fallback):
     # Either way round this fact carries the other speaker's words, so each pass of the check
     # exchanges the names again (conv-42, turn pairs: "...; Nate shared a photo of a piece of cake").
-    turns = [("Ilse", "Who can say no to chocolate and berries? [shares a photo of a piece of cake with berries on a plate]"),
-             ("Oskar", "Well I also made a dairy-free chocolate cake with berries on it the other day, maybe you would like that!")]
-    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2023-05-08"), turns=[Turn(role="user", speaker=s, text=t) for s, t in turns])])])
+    _two_speaker_case(store, [
+        ("Ilse", "Who can say no to chocolate and berries? [shares a photo of a piece of cake with berries on a plate]"),
+        ("Oskar", "Well I also made a dairy-free chocolate cake with berries on it the other day, maybe you would like that!")])
     written = ("Ilse is allergic to chocolate and berries. Ilse asked what else brings her joy; "
                "Oskar shared a photo of a piece of cake with berries on a plate.")
     pipeline = Pipeline(seg_size=2)
     pipeline.extraction = lambda m: {"memory_units": [unit(written, 0, 1)]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, ground_facts=False, told_share=0,
-                                                            turns_per_unit=0, min_fragment_turns=1))
-    (u,) = store.units("c1")
-    assert u.fact.text == ("Oskar is allergic to chocolate and berries. Ilse asked what else brings her joy; "
-                           "Ilse shared a photo of a piece of cake with berries on a plate.")  # one pass, not two
+    _, events, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
+        verbatim_fallback=fallback, ground_facts=False, told_share=0, turns_per_unit=0, min_fragment_turns=1))
+    units = store.units("c1")
+    assert not any("allergic" in u.fact.text for u in units)
+    assert [e.data["fact"] for e in events if e.kind == "ungrounded" and e.data.get("speaker") == "unresolved"] == [written]
+    assert [u.fact.text for u in units] == (["[shares a photo of a piece of cake with berries on a plate]",
+                                             "Well Oskar also made a dairy-free chocolate cake with berries on it the "
+                                             "other day, maybe you would like that!"] if fallback else [])
+
+
+def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_own_words(store):
+    # The partial (turns 0-1) and its completion (turns 2-3) each pass the check alone; fused over
+    # 0-3 the fact holds Andrew's "I'm considering getting a dog too" and cycles between its swaps.
+    _two_speaker_case(store, [
+        ("Audrey", "Pepper took a bit to get used to her, but now they're always together!"),
+        ("Andrew", "That's great to hear! I'm considering getting a dog too, but it can be challenging finding a "
+                   "dog-friendly place in the city."),
+        ("Audrey", "Anyway, the weather was lovely at the lake on Sunday."),
+        ("Andrew", "Sounds lovely, enjoy the lake!")])
+    pipeline = Pipeline(seg_size=2)
+
+    def extraction(messages):
+        if turn_indices([{"content": section(messages, "Fragment turns:")}])[0] == 0:
+            return {"memory_units": [unit("Audrey says Pepper took a bit to get used to her, but now they are always "
+                                          "together.", 0, 1, status="partial")]}
+        return {"memory_units": [unit("Audrey wants to get a dog; Andrew is considering getting a dog too, but it can "
+                                      "be challenging finding a dog-friendly place in the city.", 2, 3, completes="p1")]}
+
+    pipeline.extraction = extraction
+    report, _, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
+        ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0))
+    units = store.units("c1")
+    assert report.fusions == 1 and not any("wants to get a dog" in u.fact.text for u in units)
+    by_turn = sorted(u.evidence.end for u in units)
+    assert by_turn == [0, 1, 2]  # each substantive turn once, in its own words; turn 0 only from the drop
+    (first,) = [u for u in units if u.evidence.end == 0]
+    assert first.fact.text.startswith("Pepper took a bit") and first.fact.participants == ["Audrey"]
 
 
 @pytest.mark.parametrize("check", [True, False])

@@ -331,3 +331,36 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
     first = fact("Oskar felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")
     assert correct_speaker(first, told, peers).fact.text == (
         "Ilse felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")
+
+
+def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_a_cycle():
+    from ftamem_core.extraction import UnitOut, correct_speaker, settled_speaker
+    from ftamem_core.models import Turn
+    from scripted import unit as unit_json
+
+    turns = [Turn(idx=0, role="user", speaker="Ilse", text="They sure look like they do! Adorable!"),
+             Turn(idx=1, role="user", speaker="Oskar", text="Thanks! The turtles might be small, but both sure have big "
+                  "personalities. I really recommend having something like these little guys for times of stress.")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    peers = ["Ilse", "Oskar"]
+
+    def fact(text):
+        return to_unit(UnitOut.model_validate(unit_json(text, 0, 1)), frag)
+
+    # one pass swaps the whole fact and so breaks its second sentence; the next sets that right
+    wrong = fact("Ilse says the turtles might be small, but both sure have big personalities. Oskar recommends "
+                 "having something like these little guys for times of stress.")
+    once = correct_speaker(wrong, turns, peers)
+    assert once.fact.text.startswith("Oskar says") and "Ilse recommends" in once.fact.text
+    settled = settled_speaker(wrong, turns, peers)
+    assert settled.fact.text == ("Oskar says the turtles might be small, but both sure have big personalities. "
+                                 "Oskar recommends having something like these little guys for times of stress.")
+    assert settled_speaker(settled, turns, peers) == settled  # a fact that passes is left as it is
+    # both speakers' words, clause by clause: every naming is changed again by the next pass
+    mixed = [Turn(idx=0, role="user", speaker="Ilse", text="Pepper took a bit to get used to her, but now they're always together!"),
+             Turn(idx=1, role="user", speaker="Oskar", text="That's great to hear! I'm considering getting a dog too, "
+                  "but it can be challenging finding a dog-friendly place in the city.")]
+    cycling = fact("Ilse wants to get a dog; Oskar is considering getting a dog too, but it can be challenging finding "
+                   "a dog-friendly place in the city.")
+    assert correct_speaker(correct_speaker(cycling, mixed, peers), mixed, peers).fact.text == cycling.fact.text
+    assert settled_speaker(cycling, mixed, peers) is None

@@ -164,6 +164,9 @@ class Settings(BaseModel):
     # (off) a model-written unit's evidence span is cut to the turns that carry its fact (and a
     # question just before them): measured on LoCoMo conv-26 it lowered pointer recall;
     trim_spans: bool = False
+    # a new, final model-written fact of several sentences that carry different turns becomes one
+    # unit per sentence group, each with the span of the turns it carries (extraction.split_fact);
+    split_facts: bool = True
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True
     # so does one inside a unit's span whose words the unit's fact does not carry;

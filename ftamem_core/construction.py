@@ -24,7 +24,7 @@ from .config import Settings
 from .embeddings import Embedder
 from .extraction import (Fragment, coverage_reply_model, ground_anchors, incomplete_memory_json, integrate,
                          merge_duplicates, min_units, parse_candidates, parse_coverage, settled_speaker, span_turns,
-                         trim_span, uncovered, verbatim_units)
+                         split_fact, trim_span, uncovered, verbatim_units)
 from .extraction import reply_model as extraction_reply
 from .grounding import support, told_share
 from .linking import apply_updates, candidates
@@ -51,6 +51,7 @@ BUILD_SETTINGS = {
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
+    "split_facts",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -82,7 +83,7 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded,
+    kind: str  # build_started, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded, split,
     #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
@@ -266,7 +267,8 @@ class Builder:
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
         completes = dict(zip(keys, carried))
-        found = [(key, self._checked(u, fragment, completes.get(key))) for key, u in parse_candidates(reply, fragment)]
+        found = [(key, self._checked(piece, fragment, completes.get(key)))
+                 for key, u in parse_candidates(reply, fragment) for piece in self._pieces(key, u, fragment)]
         if self.settings.coverage_pass:
             found += [("none", self._checked(u, fragment))
                       for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
@@ -291,6 +293,16 @@ class Builder:
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried
+
+    def _pieces(self, key: str, unit: FTAUnit, fragment: Fragment) -> list[FTAUnit]:
+        """A final, new unit's fact as one unit per sentence (``split_facts``); a unit completing
+        a carried partial, or partial itself, stays whole (it is fused with, or carried, as one)."""
+        if not self.settings.split_facts or key != "none" or unit.construction_status == "partial":
+            return [unit]
+        pieces = split_fact(unit, fragment.turns, self._speakers, trim=self.settings.trim_spans)
+        if len(pieces) > 1:
+            self.progress(Event("split", None, {"fact": unit.fact.text, "into": [p.fact.text for p in pieces]}))
+        return pieces
 
     def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
         """The grounding checks beyond the paper, each behind its setting; None: dropped."""

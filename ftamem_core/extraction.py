@@ -265,6 +265,49 @@ def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
     return unit.model_copy(update={"evidence": unit.evidence.model_copy(update={"start": first, "end": last})})
 
 
+_FINISHED = re.compile(r"[.!?…\"')\]]$")
+
+
+def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = False) -> list[FTAUnit]:
+    """A model-written fact told in several sentences that carry different turns, as one unit per
+    sentence (setting ``split_facts``; the paper's rule: one event, state or plan per unit). The
+    1.5B tells a LoCoMo fragment's ten turns in one fact of six sentences ("Audrey adopted Pixie
+    ... Audrey said Pepper was adjusting well ..."); each sentence alone is found by its own
+    question and checked against its own turns. A sentence that carries no turn or names no
+    speaker continues the one before it ("It was so powerful."); a repeated sentence, and an
+    unfinished last one (the model stopped mid-clause), go. Each piece keeps the unit's span, cut
+    to the turns it carries with ``trim``; the time stays on the pieces that say it, or on all
+    when none does."""
+    parts = sentences(unit.fact.text)
+    if len(parts) > 1 and not _FINISHED.search(parts[-1]):
+        parts = parts[:-1]
+    span = span_turns(unit, turns)
+    groups: list[list[str]] = []
+    seen: set[str] = set()
+    for part in parts:
+        if normalised(part) in seen:
+            continue
+        seen.add(normalised(part))
+        if groups and not (carrying_turns(part, span, names) and _named(part, names)):
+            groups[-1].append(part)
+        else:
+            groups.append([part])
+    texts = [" ".join(g) for g in groups]
+    if len(texts) < 2:
+        text = texts[0] if texts else unit.fact.text
+        return [unit if text == unit.fact.text else unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text})})]
+    said = unit.time.event_time_expression.strip().lower()
+    timed = [t for t in texts if said and said in t.lower()] or texts
+    pieces = []
+    for text in texts:
+        fact = unit.fact.model_copy(update={"text": text, "participants": _named(text, names) or unit.fact.participants})
+        time = unit.time if text in timed else unit.time.model_copy(
+            update={"event_time": "unknown", "event_time_expression": ""})
+        piece = unit.model_copy(update={"fact": fact, "time": time})
+        pieces.append(trim_span(piece, turns, names) if trim else piece)
+    return pieces
+
+
 def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
     """Feeling, intention, relations and summary that share no word stem with the evidence turns
     (names aside) are not about them (small models copy the prompt's example): set unknown."""

@@ -158,7 +158,7 @@ def live() -> None:
             unit_card(unit)
     with right:
         st.subheader("Fusions, checks, links")
-        kinds = ("fusion", "cut", "coverage", "verbatim", "duplicate", "ungrounded", "link_added")
+        kinds = ("fusion", "cut", "coverage", "verbatim", "duplicate", "split", "ungrounded", "link_added")
         for e in reversed([e for e in events if e.kind in kinds][-12:]):
             # model text goes through st.text: shown as text, never as Markdown
             if e.kind == "fusion":
@@ -172,6 +172,8 @@ def live() -> None:
                 st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.data['turns']))}")
             elif e.kind == "duplicate":
                 st.text(f"merged a near-duplicate: {e.data['dropped']}")
+            elif e.kind == "split":
+                st.text(f"split into {len(e.data['into'])} units: {e.data['fact']}")
             elif e.kind == "ungrounded" and "told" in e.data:
                 st.text(f"dropped, made of what the speakers say to each other ({e.data['told']:.0%} of its "
                         f"words told): {e.data['fact']}")

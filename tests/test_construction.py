@@ -378,6 +378,30 @@ def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
     assert (reply.evidence.start, reply.fact.summary) == (2, "")
 
 
+def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whole(store):
+    store.ingest([doc(sessions=1)])
+    told = "Maya talks about night shifts at work. Maya talks about sleep and part of the night."
+
+    def two_sentences(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        status = "partial" if idx[0] == 0 else "complete"
+        return {"memory_units": [unit(told, idx[0], idx[-1], status=status)]}
+
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = two_sentences
+    report, events, _ = build(store, pipeline)
+    facts = [u.fact.text for u in store.units("c1", construction_status=None)]
+    assert facts.count("Maya talks about night shifts at work.") == 1 and facts.count(told) == 1  # the partial whole
+    assert [e.data["into"] for e in events if e.kind == "split"] == [
+        ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]]
+    off = Store(":memory:")
+    off.ingest([doc(sessions=1)])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = two_sentences
+    build(off, pipeline, settings=SETTINGS.with_overrides(split_facts=False))
+    assert [u.fact.text for u in off.units("c1", construction_status=None)].count(told) == 2
+
+
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
     import io
 
@@ -490,8 +514,9 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
                "Oskar shared a photo of a piece of cake with berries on a plate.")
     pipeline = Pipeline(seg_size=2)
     pipeline.extraction = lambda m: {"memory_units": [unit(written, 0, 1)]}
-    _, events, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
-        verbatim_fallback=fallback, ground_facts=False, told_share=0, turns_per_unit=0, min_fragment_turns=1))
+    _, events, _ = build(store, pipeline, settings=SETTINGS.with_overrides(  # the fact whole, not split
+        verbatim_fallback=fallback, ground_facts=False, told_share=0, turns_per_unit=0, min_fragment_turns=1,
+        split_facts=False))
     units = store.units("c1")
     assert not any("allergic" in u.fact.text for u in units)
     assert [e.data["fact"] for e in events if e.kind == "ungrounded" and e.data.get("speaker") == "unresolved"] == [written]

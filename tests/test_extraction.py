@@ -364,3 +364,29 @@ def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_
                    "a dog-friendly place in the city.")
     assert correct_speaker(correct_speaker(cycling, mixed, peers), mixed, peers).fact.text == cycling.fact.text
     assert settled_speaker(cycling, mixed, peers) is None
+
+
+def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its_own_turns():
+    from ftamem_core.extraction import UnitOut, split_fact
+
+    turns = [Turn(idx=10, role="user", speaker="Audrey", text="We adopted a puppy named Pixie last week, she is adorable!"),
+             Turn(idx=11, role="user", speaker="Andrew", text="That's great! How is Pepper with her?"),
+             Turn(idx=12, role="user", speaker="Audrey", text="Pepper is adjusting well, they play all day in the yard."),
+             Turn(idx=13, role="user", speaker="Andrew", text="I started a new job at the bakery downtown.")]
+    frag = Fragment("c1", 1, turns, "2023-07-03")
+    names = ["Andrew", "Audrey"]
+    told = ("Audrey adopted a puppy named Pixie last week. She is so adorable. "  # names no one: continues
+            "Audrey said Pepper was adjusting well in the yard. Audrey said Pepper was adjusting well in the yard. "
+            "Andrew started a new job at the bakery. Audrey thanked Andrew's")  # repeated; stopped mid-clause
+    whole = to_unit(UnitOut.model_validate(unit(told, 10, 13, expression="last week", event_time="2023-06-26")), frag)
+    assert {(p.evidence.start, p.evidence.end) for p in split_fact(whole, turns, names)} == {(10, 13)}
+    pieces = split_fact(whole, turns, names, trim=True)
+    assert [p.fact.text for p in pieces] == [
+        "Audrey adopted a puppy named Pixie last week. She is so adorable.",
+        "Audrey said Pepper was adjusting well in the yard.", "Andrew started a new job at the bakery."]
+    assert [(p.evidence.start, p.evidence.end) for p in pieces] == [(10, 10), (11, 12), (13, 13)]  # with its question
+    assert [p.fact.participants for p in pieces] == [["Audrey"], ["Audrey"], ["Andrew"]]
+    assert pieces[0].time.event_time_expression == "last week" and pieces[0].time.event_time != "unknown"
+    assert all(p.time.event_time == "unknown" for p in pieces[1:])  # the time stays with the piece that says it
+    one = to_unit(UnitOut.model_validate(unit("Audrey adopted a puppy named Pixie. It was a big step.", 10, 13)), frag)
+    assert split_fact(one, turns, names) == [one]  # one sentence group: the unit as it came

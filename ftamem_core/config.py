@@ -165,7 +165,7 @@ class Settings(BaseModel):
     # question just before them): measured on LoCoMo conv-26 it lowered pointer recall;
     trim_spans: bool = False
     # a new, final model-written fact of several sentences that carry different turns becomes one
-    # unit per sentence group, each with the span of the turns it carries (extraction.split_fact);
+    # unit per sentence group, each checked alone, with the unit's span (cut with trim_spans);
     split_facts: bool = True
     # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
     verbatim_fallback: bool = True

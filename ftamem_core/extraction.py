@@ -285,17 +285,19 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
     groups: list[list[str]] = []
     seen: set[str] = set()
     for part in parts:
-        if normalised(part) in seen:
+        key = normalised(part)
+        if key in seen:
             continue
-        seen.add(normalised(part))
+        seen.add(key)
         if groups and not (carrying_turns(part, span, names) and _named(part, names)):
             groups[-1].append(part)
         else:
             groups.append([part])
     texts = [" ".join(g) for g in groups]
-    if len(texts) < 2:
-        text = texts[0] if texts else unit.fact.text
-        return [unit if text == unit.fact.text else unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text})})]
+    if len(texts) < 2:  # nothing to split; repeated or unfinished sentences still go
+        if not texts or texts[0] == unit.fact.text:
+            return [unit]
+        return [unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": texts[0]})})]
     said = unit.time.event_time_expression.strip().lower()
     timed = [t for t in texts if said and said in t.lower()] or texts
     pieces = []

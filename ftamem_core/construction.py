@@ -51,7 +51,7 @@ BUILD_SETTINGS = {
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
-    "split_facts",
+    "split_facts", "fact_max_chars",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -262,7 +262,8 @@ class Builder:
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             incomplete_memory=incomplete_memory_json(carried, keys), turns=self._render(fragment.turns))
         model = extraction_reply(keys, min_units(fragment.turns, self.settings.min_unit_words,
-                                                 self.settings.coverage_min_words, self.settings.turns_per_unit))
+                                                 self.settings.coverage_min_words, self.settings.turns_per_unit),
+                                 self.settings.fact_max_chars)
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
@@ -340,7 +341,7 @@ class Builder:
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
             turns=self._render(fragment.turns), targets=", ".join(f"[{t.idx}]" for t in missing))
-        reply, _ = self.llm.structured("coverage", messages, coverage_reply_model(missing),
+        reply, _ = self.llm.structured("coverage", messages, coverage_reply_model(missing, self.settings.fact_max_chars),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
         return parse_coverage(reply, missing, fragment, written)

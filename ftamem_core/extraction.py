@@ -33,7 +33,7 @@ from .grounding import (anchored, best_turn, carrying_turns, first_person, joint
                         refers_back, repeats, saying, sentences, shares_content, sole_subject, swap_names,
                         to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
-                     TimeOrientation, Turn)
+                     TimeOrientation, Turn, statement)
 from .temporal import is_resolved, resolve, session_date
 
 
@@ -67,7 +67,15 @@ class ExtractionReply(BaseModel):
 MAX_UNITS = 10  # per fragment; bounds a model that loops
 
 
-def reply_model(carried_keys: list[str], at_least_one: bool | int = False) -> type[ExtractionReply]:
+def _unit_model(name: str, completes: Any, fact_chars: int) -> type[UnitOut]:
+    """UnitOut whose ``completes`` is ``completes`` and whose fact holds at most ``fact_chars``
+    characters (setting ``fact_max_chars``)."""
+    content = create_model("ContentOut", __base__=ContentOut, text=(statement(fact_chars), ...))
+    return create_model(name, __base__=UnitOut, completes=(completes, "none"), content=(content, ...))
+
+
+def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
+                fact_chars: int = 400) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
     ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
@@ -75,7 +83,7 @@ def reply_model(carried_keys: list[str], at_least_one: bool | int = False) -> ty
     and the 1.5B wrote one unit for eleven LoCoMo turns holding three situations.
     """
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
-    unit = create_model("UnitOut", __base__=UnitOut, completes=(allowed, "none"))
+    unit = _unit_model("UnitOut", allowed, fact_chars)
     units = Field(..., min_length=min(int(at_least_one), MAX_UNITS), max_length=MAX_UNITS)
     return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
@@ -487,9 +495,9 @@ def coverage_key(turn: Turn) -> str:
     return f"t{turn.idx}"
 
 
-def coverage_reply_model(turns: list[Turn]) -> type[BaseModel]:
+def coverage_reply_model(turns: list[Turn], fact_chars: int = 400) -> type[BaseModel]:
     """One required unit per uncovered turn, keyed ``t<turn number>``; none completes a carried unit."""
-    unit = create_model("CoverageUnit", __base__=UnitOut, completes=(Literal["none"], "none"))
+    unit = _unit_model("CoverageUnit", Literal["none"], fact_chars)
     fields: dict[str, Any] = {coverage_key(t): (unit, ...) for t in turns}
     return create_model("CoverageReply", __config__=ConfigDict(extra="forbid"), **fields)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Literal
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -60,9 +60,13 @@ def _statement(value: str) -> str:
     return text
 
 
-# minLength goes into the JSON schema, so constrained decoding cannot produce "" or "...".
-# maxLength bounds a model that loops.
-Statement = Annotated[str, Field(min_length=5, max_length=400), AfterValidator(_statement)]
+def statement(max_chars: int = 400) -> Any:
+    """A model-written statement of at most ``max_chars`` characters. minLength goes into the JSON
+    schema, so constrained decoding cannot produce "" or "..."; maxLength bounds a model that loops."""
+    return Annotated[str, Field(min_length=5, max_length=max_chars), AfterValidator(_statement)]
+
+
+Statement = statement()
 # A short free-text field written by a model (anchors, summaries, names).
 Short = Annotated[str, Field(max_length=200)]
 

@@ -402,6 +402,25 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     assert [u.fact.text for u in off.units("c1", construction_status=None)].count(told) == 2
 
 
+def test_fact_max_chars_is_the_longest_fact_the_model_may_write(store):
+    store.ingest([doc(sessions=1)])
+    told = "Maya talks about night shifts, sleep and part of the night " * 9  # 531 characters
+
+    def long_fact(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        return {"memory_units": [unit(told.strip(), idx[0], idx[-1])]}
+
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = long_fact
+    pipeline.longitudinal = lambda m: {"semantic": [], "support": []}  # notes keep their own 400-char bound
+    build(store, pipeline, settings=SETTINGS.with_overrides(fact_max_chars=600))
+    assert [u.fact.text for u in store.units("c1")].count(told.strip()) == 2
+    cut = Store(":memory:")
+    cut.ingest([doc(sessions=1)])
+    with pytest.raises(LLMError, match="does not match the schema"):
+        build(cut, pipeline, settings=SETTINGS.with_overrides(fact_max_chars=400))
+
+
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
     import io
 

@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from pydantic import ValidationError
 
@@ -30,6 +32,21 @@ def test_schema_carries_enums_and_completes_names_only_carried_units():
         reply_model(["p1"]).model_validate({"memory_units": [unit("x y", 10, 11, completes="p7")]})
     with pytest.raises(ValidationError):
         reply_model([], at_least_one=True).model_validate({"memory_units": []})
+
+
+def test_the_facts_length_bound_is_the_callers_in_both_schemas():
+    long = "Maya talks about night shifts and sleep. " * 12  # 492 characters
+    for make in (lambda n: reply_model([], fact_chars=n), lambda n: coverage_reply_model([Turn(idx=3, text="t3")], n)):
+        assert f'"maxLength": 800' in json.dumps(json_schema(make(800)))
+        with pytest.raises(ValidationError):
+            validate(make(400), long)
+        validate(make(800), long)
+
+
+def validate(model, text):
+    if "memory_units" in model.model_fields:
+        return model.model_validate({"memory_units": [unit(text, 10, 11)]})
+    return model.model_validate({"t3": unit(text, 3, 3)})
 
 
 @pytest.mark.parametrize("text", ["...", "", "unknown", "  ", "…"])

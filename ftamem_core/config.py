@@ -133,9 +133,9 @@ class Settings(BaseModel):
     construction_temperature: float = 0.7
     answer_temperature: float = 0.0
     construction_max_tokens: int = 2048
-    # Beyond the paper: the longest fact (characters) the extraction schema lets the model write;
-    # the bound stops a looping model. At 400 the 1.5B's LoCoMo facts were cut mid-sentence.
-    fact_max_chars: int = Field(800, ge=40)
+    # The longest fact (characters) the extraction schema lets the model write; the bound stops a
+    # looping model. 800 let conv-44's long facts through but cost recall and tokens (README).
+    fact_max_chars: int = Field(400, ge=40)
     # A fragment with at least this many words must yield a unit (0: the model may return none).
     min_unit_words: int = Field(25, ge=0)
     # Beyond the paper: such a fragment yields at least one unit per turns_per_unit of the person's

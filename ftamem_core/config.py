@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .models import STATEMENT_CHARS
 from .vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +136,7 @@ class Settings(BaseModel):
     construction_max_tokens: int = 2048
     # The longest fact (characters) the extraction schema lets the model write; the bound stops a
     # looping model. 800 let conv-44's long facts through but cost recall and tokens (README).
-    fact_max_chars: int = Field(400, ge=40)
+    fact_max_chars: int = Field(STATEMENT_CHARS, ge=40)
     # A fragment with at least this many words must yield a unit (0: the model may return none).
     min_unit_words: int = Field(25, ge=0)
     # Beyond the paper: such a fragment yields at least one unit per turns_per_unit of the person's

@@ -33,7 +33,7 @@ from .grounding import (anchored, best_turn, carrying_turns, first_person, joint
                         refers_back, repeats, saying, sentences, shares_content, sole_subject, swap_names,
                         to_listener)
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
-                     TimeOrientation, Turn, statement)
+                     STATEMENT_CHARS, TimeOrientation, Turn, statement)
 from .temporal import is_resolved, resolve, session_date
 
 
@@ -75,7 +75,7 @@ def _unit_model(name: str, completes: Any, fact_chars: int) -> type[UnitOut]:
 
 
 def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
-                fact_chars: int = 400) -> type[ExtractionReply]:
+                fact_chars: int = STATEMENT_CHARS) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
     ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
@@ -495,7 +495,7 @@ def coverage_key(turn: Turn) -> str:
     return f"t{turn.idx}"
 
 
-def coverage_reply_model(turns: list[Turn], fact_chars: int = 400) -> type[BaseModel]:
+def coverage_reply_model(turns: list[Turn], fact_chars: int = STATEMENT_CHARS) -> type[BaseModel]:
     """One required unit per uncovered turn, keyed ``t<turn number>``; none completes a carried unit."""
     unit = _unit_model("CoverageUnit", Literal["none"], fact_chars)
     fields: dict[str, Any] = {coverage_key(t): (unit, ...) for t in turns}

@@ -60,7 +60,10 @@ def _statement(value: str) -> str:
     return text
 
 
-def statement(max_chars: int = 400) -> Any:
+STATEMENT_CHARS = 400  # the default bound of a model-written statement (setting fact_max_chars for facts)
+
+
+def statement(max_chars: int = STATEMENT_CHARS) -> Any:
     """A model-written statement of at most ``max_chars`` characters. minLength goes into the JSON
     schema, so constrained decoding cannot produce "" or "..."; maxLength bounds a model that loops."""
     return Annotated[str, Field(min_length=5, max_length=max_chars), AfterValidator(_statement)]

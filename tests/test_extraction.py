@@ -37,7 +37,7 @@ def test_schema_carries_enums_and_completes_names_only_carried_units():
 def test_the_facts_length_bound_is_the_callers_in_both_schemas():
     long = "Maya talks about night shifts and sleep. " * 12  # 492 characters
     for make in (lambda n: reply_model([], fact_chars=n), lambda n: coverage_reply_model([Turn(idx=3, text="t3")], n)):
-        assert f'"maxLength": 800' in json.dumps(json_schema(make(800)))
+        assert '"maxLength": 800' in json.dumps(json_schema(make(800)))
         with pytest.raises(ValidationError):
             validate(make(400), long)
         validate(make(800), long)

@@ -125,6 +125,8 @@ class Settings(BaseModel):
     # comes back, marked "now archived" in the packet (the Ask page has a switch for one question).
     retrieve_archived: bool = False
     answer_max_tokens: int = 512
+    # Beyond the paper (which has no citations): the most unit ids an answer cites.
+    answer_max_citations: int = Field(5, ge=1, le=20)
     ablations: Ablations = Field(default_factory=Ablations)
     index: IndexConfig = Field(default_factory=IndexConfig)
     # Linking: candidate neighbours by embedding similarity before the classifier call

@@ -148,7 +148,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         started = time.perf_counter()
         trace.answer, trace.cited_unit_ids, call = answer(
             llm, question, trace.packet_text, trace.shown_unit_ids, settings.answer_temperature,
-            settings.answer_max_tokens)
+            settings.answer_max_tokens, settings.answer_max_citations)
         trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
         trace.seconds["answer"] = round(time.perf_counter() - started, 3)
     return trace

@@ -199,6 +199,20 @@ def test_citations_are_limited_to_packet_units(memory):
         ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, tau=0.0))
 
 
+def test_answer_max_citations_bounds_the_cited_list(memory):
+    store, ids = memory
+    rewrite = {"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [], "affect_terms": []}
+    settings = load_settings(environ={}, tau=0.0, top_k=3, answer_max_citations=2)
+    shown = ask(store, "c1", "q?", answer_llm(rewrite), EMB, settings).shown_unit_ids
+    assert len(shown) >= 3
+    three = {"answer": "x", "cited_unit_ids": [f"m{i}" for i in shown[:3]]}
+    from ftamem_core.llm import LLMError
+    with pytest.raises(LLMError, match="^answer:"):
+        ask(store, "c1", "q?", ScriptedLLM([rewrite] + [three] * 3), EMB, settings)
+    trace = ask(store, "c1", "q?", ScriptedLLM([rewrite, three]), EMB, settings.model_copy(update={"answer_max_citations": 3}))
+    assert trace.cited_unit_ids == shown[:3]
+
+
 def test_heuristic_cues():
     cues = heuristic_cues("When did Maya argue with Lena last spring?", "2025-10-20")
     assert cues.people == ["Maya", "Lena"] and cues.times == ["2025-03-01/2025-05-31"]

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/evidence.py --dataset locomo --case conv-26 --sessions 3
         [--model qwen2.5-1.5b] [--data PATH] [--db PATH] [--rebuild] [--set NAME=VALUE ...] [--json]
-        [--ask N] [--ask-processes N]
+        [--ask N] [--ask-processes N] [--record FILE] [--replay FILE [--replay-stages STAGE ...]]
 
 Builds the case's first N sessions with the embedded model (or reuses the build in ``--db``),
 then, for the questions of categories 1-4 (LoCoMo) whose gold evidence lies inside them, prints:
@@ -10,6 +10,10 @@ recall per K and per packet token budget for FTA-Mem (pointer and text recall, s
 ``ftamem_core.evaluation.evidence``) beside turn-level RAG, the coverage ceiling, packet tokens,
 the unit checks of ``ftamem_core.quality`` and the construction cost per turn. Retrieval uses the
 ``no_rewrite`` preset (cues read off the question), so no LLM is needed after the build.
+
+``--record FILE`` keeps every model reply of the build; ``--replay FILE`` builds again serving the
+recorded segmentation and extraction replies (``--replay-stages``) in their order, so a change to
+the checks after them is measured on the same model output (``ftamem_core.replay``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ftamem_core.evaluation.evidence import TurnRAG, answerable, fta_packet  # n
 from ftamem_core.llm import make_llm  # noqa: E402
 from ftamem_core.loaders import load_file  # noqa: E402
 from ftamem_core.quality import unit_checks  # noqa: E402
+from ftamem_core.replay import Replaying  # noqa: E402
 from ftamem_core.store import Store  # noqa: E402
 
 DATA = {"locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
@@ -58,11 +63,15 @@ def prepare(args, settings) -> tuple[Store, str]:
     if not consent.granted(store, doc.case.id):
         consent.record(store, doc.case.id, "granted", "benchmark", "public research dataset")
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    if args.record or args.replay:
+        llm = Replaying(llm, record=args.record, replay=args.replay, stages=args.replay_stages)
     report = Builder(store, llm, Embedder.from_settings(settings), settings,
                      progress=lambda e: e.kind == "session_done" and print(f"# session {e.session} built", file=sys.stderr,
                                                                              flush=True)).build(
         doc.case.id, from_scratch=args.rebuild)
-    print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db})", file=sys.stderr)
+    replayed = f"; {llm.replayed} replies replayed" if isinstance(llm, Replaying) else ""
+    print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",
+          file=sys.stderr)
     return store, doc.case.id
 
 
@@ -167,6 +176,9 @@ def main() -> None:
                    help="also time N full 'ask' calls (rewrite, retrieval, packet, answer) with the model")
     p.add_argument("--ask-processes", type=int, default=0, metavar="N",
                    help="also time N 'ftamem ask' commands, each a new process")
+    p.add_argument("--record", type=Path, metavar="FILE", help="append every model reply of the build to FILE (JSON Lines)")
+    p.add_argument("--replay", type=Path, metavar="FILE", help="serve the recorded replies of --replay-stages from FILE")
+    p.add_argument("--replay-stages", nargs="+", default=["segmentation", "extraction"], metavar="STAGE")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     settings = load_settings(llm={"model": args.model}, **dict(args.set))

@@ -1,0 +1,61 @@
+"""Recorded replies replayed into a new build (benchmarks/evidence.py --record / --replay)."""
+
+import json
+
+from ftamem_core import consent
+from ftamem_core.construction import Builder
+from ftamem_core.replay import Replaying
+from ftamem_core.store import Store
+
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+from test_construction import SETTINGS, doc
+
+
+class OtherFacts(Pipeline):
+    """Another draw of the model: other spans' facts in other words."""
+
+    def extraction(self, messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        return {"memory_units": [unit(f"Another reading of turns {idx[0]}-{idx[-1]}", idx[0], idx[-1])]}
+
+
+def built(llm):
+    store = Store(":memory:")
+    store.ingest([doc()])
+    consent.record(store, "c1", "granted", "test", "scripted case")
+    Builder(store, llm, HashEmbedder(), SETTINGS).build("c1")
+    return store
+
+
+def facts(store):
+    return [(u.fact.text, u.evidence.start, u.evidence.end) for u in store.units("c1", None)]
+
+
+def test_a_replayed_build_has_the_recorded_units_and_asks_the_model_the_rest(tmp_path):
+    path = tmp_path / "replies.jsonl"
+    first = Pipeline()
+    original = built(Replaying(first.llm(), record=path))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [line["stage"] for line in lines] == first.calls  # every reply, in order
+
+    other = OtherFacts()
+    replaying = Replaying(other.llm(), replay=path)
+    again = built(replaying)
+    assert facts(again) == facts(original)
+    assert replaying.replayed == sum(line["stage"] in ("segmentation", "extraction") for line in lines)
+    assert {"segmentation", "extraction"}.isdisjoint(other.calls) and "linking" in other.calls
+    # the cost of a replayed call is the one recorded
+    recorded = sum(line["prompt_tokens"] for line in lines if line["stage"] == "extraction")
+    stages = {s["stage"]: s for s in again.cost("c1")["stages"]}
+    assert stages["extraction"]["prompt_tokens"] == recorded
+
+
+def test_replies_that_run_out_are_asked_of_the_model(tmp_path):
+    path = tmp_path / "replies.jsonl"
+    built(Replaying(Pipeline().llm(), record=path))
+    segmentation_only = [line for line in path.read_text().splitlines() if json.loads(line)["stage"] == "segmentation"]
+    path.write_text("\n".join(segmentation_only[:1]) + "\n")
+    other = OtherFacts()
+    again = built(Replaying(other.llm(), replay=path))
+    assert other.calls.count("segmentation") == len(segmentation_only) - 1
+    assert all(text.startswith("Another reading") for text, _, _ in facts(again) if not text.startswith("Maya"))

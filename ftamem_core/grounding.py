@@ -123,8 +123,9 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
         return None
     # Second person may be about the listener: when the turn has no first person, or when it is
     # addressed to the subject ("Caroline, I'm so proud of your plans!"); "Thanks, Caroline!
-    # Painting's a fun way to express my feelings" is still the speaker's own.
-    if _YOU.search(turn.text) and (not first_person(turn.text) or addressed(turn.text, who)):
+    # Painting's a fun way to express my feelings" is still the speaker's own. A question ("Hey
+    # Audrey! I started a new job ... How about you?") tells nothing of the listener.
+    if _YOU.search(" ".join(saying(turn.text))) and (not first_person(turn.text) or addressed(turn.text, who)):
         return None
     return who, turn.speaker
 

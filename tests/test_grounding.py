@@ -52,6 +52,11 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     assert misattributed("Caroline and Melanie love painting to relax after a long day.", thanks, PEERS) is None
     told = [turn(16, "Melanie", "I painted Caroline a sunrise to relax after a long day.")]
     assert misattributed("Caroline got a painted sunrise to relax after a long day.", told, PEERS) is None
+    # a question back to the listener, or a goodbye, says nothing of them (conv-44 turn 1, conv-26 turn 17)
+    news = [turn(1, "Melanie", "Hey Caroline! So, I started a new job as an analyst last week. How about you?")]
+    assert misattributed("Caroline started a new job as an analyst last week.", news, PEERS) == ("Caroline", "Melanie")
+    bye = [turn(17, "Melanie", "Yep, Caroline. I'm off to go swimming with the kids. Talk to you soon!")]
+    assert misattributed("Caroline is off to go swimming with the kids.", bye, PEERS) == ("Caroline", "Melanie")
 
 
 def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers():

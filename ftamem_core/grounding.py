@@ -119,6 +119,12 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     turn = best_turn(text, turns, speakers)
     if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
         return None
+    # Words it shares with one turn's question and another's statement ("Audrey adopted Pixie last
+    # time": Audrey's "We adopted another puppy called Pixie", Andrew's "Did you check out that
+    # spot we talked about last time?") leave the teller unsettled: no exchange.
+    told = best_turn(text, [t.model_copy(update={"text": " ".join(saying(t.text))}) for t in turns], speakers)
+    if told is not None and told.idx != turn.idx:
+        return None
     if re.search(rf"\b{re.escape(who)}\b", unaddressed(turn.text, who)):
         return None
     # Second person may be about the listener: when the turn has no first person, or when it is

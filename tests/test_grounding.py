@@ -57,6 +57,10 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     assert misattributed("Caroline started a new job as an analyst last week.", news, PEERS) == ("Caroline", "Melanie")
     bye = [turn(17, "Melanie", "Yep, Caroline. I'm off to go swimming with the kids. Talk to you soon!")]
     assert misattributed("Caroline is off to go swimming with the kids.", bye, PEERS) == ("Caroline", "Melanie")
+    # words from one turn's question and another's statement: the teller is not settled (conv-44 turns 24-25)
+    mixed = [turn(24, "Caroline", "I got a surprise for you! We adopted another puppy called Pixie."),
+             turn(25, "Melanie", "Pixie is so cute! Did you check out that spot we talked about last time?")]
+    assert misattributed("Caroline adopted Pixie last time.", mixed, PEERS) is None
 
 
 def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers():

@@ -108,6 +108,9 @@ def subject(text: str, speakers: list[str]) -> str | None:
     return None
 
 
+_ASKS = re.compile(r"\b(ask|asks|asked|asking|wonders?|wondered|wondering|inquired|questioned)\b", re.IGNORECASE)
+
+
 def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str] | None:
     """(written subject, true speaker) when a fact starts with one speaker's name but carries
     another speaker's words that do not name the subject and speak of the speaker: in the first
@@ -119,12 +122,14 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     turn = best_turn(text, turns, speakers)
     if turn is None or not turn.speaker or turn.speaker == who or turn.speaker not in speakers:
         return None
-    # Words it shares with one turn's question and another's statement ("Audrey adopted Pixie last
-    # time": Audrey's "We adopted another puppy called Pixie", Andrew's "Did you check out that
-    # spot we talked about last time?") leave the teller unsettled: no exchange.
-    told = best_turn(text, [t.model_copy(update={"text": " ".join(saying(t.text))}) for t in turns], speakers)
-    if told is not None and told.idx != turn.idx:
-        return None
+    # A fact that is not about asking rests on what turns state: words it shares with one turn's
+    # question and another's statement ("Audrey adopted Pixie last time": Audrey's "We adopted
+    # another puppy called Pixie", Andrew's "Did you check out that spot we talked about last
+    # time?") leave the teller unsettled. "Audrey asked Andrew if Pixie had settled in" is the asker's.
+    if not _ASKS.search(text):
+        told = best_turn(text, [t.model_copy(update={"text": " ".join(saying(t.text))}) for t in turns], speakers)
+        if told is not None and told.idx != turn.idx:
+            return None
     if re.search(rf"\b{re.escape(who)}\b", unaddressed(turn.text, who)):
         return None
     # Second person may be about the listener: when the turn has no first person, or when it is

@@ -61,6 +61,12 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     mixed = [turn(24, "Caroline", "I got a surprise for you! We adopted another puppy called Pixie."),
              turn(25, "Melanie", "Pixie is so cute! Did you check out that spot we talked about last time?")]
     assert misattributed("Caroline adopted Pixie last time.", mixed, PEERS) is None
+    # ... but a fact about asking is the asker's (conv-44 turns 27-28)
+    asked = [turn(27, "Melanie", "A puppy takes some work. Has she settled in okay? Is she getting along with the other dogs?"),
+             turn(28, "Caroline", "Pixie's fitting in great! It took her a few days to get used to the other dogs.")]
+    fact = "Caroline asked Melanie if Pixie had settled in well and was getting along with the other dogs."
+    assert misattributed(fact, asked, PEERS) == ("Caroline", "Melanie")
+    assert misattributed(fact.replace("asked", "told"), asked, PEERS) is None
 
 
 def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers():

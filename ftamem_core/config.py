@@ -157,6 +157,11 @@ class Settings(BaseModel):
     # a model-written fact with less than fact_support of its word stems in its evidence is dropped;
     ground_facts: bool = True
     fact_support: float = Field(0.5, ge=0.0, le=1.0)
+    # a fact over more than long_span_turns turns needs long_span_support: the more turns, the more
+    # of a made-up fact's words they hold by chance ("Audrey and her dogs walked with Andrew on the
+    # trail", 12 turns of hikes and dogs, 0.67) (0: one threshold for all);
+    long_span_turns: int = Field(4, ge=0)
+    long_span_support: float = Field(0.75, ge=0.0, le=1.0)
     # between peers (no assistant in the session), a model-written fact is dropped when less than
     # told_share of the stems its evidence supports come from what the speakers tell, not from what
     # they say to each other ("I'm impressed with your enthusiasm" made "Maria is enthusiastic")

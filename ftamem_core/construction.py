@@ -49,7 +49,7 @@ from .store import Store, StoreError
 BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
-    "fact_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
+    "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
     "split_facts", "fact_max_chars",
 }
@@ -308,9 +308,10 @@ class Builder:
     def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
         """The grounding checks beyond the paper, each behind its setting; None: dropped."""
         if self.settings.ground_facts:
-            sources = [t.text for t in span_turns(unit, fragment.turns)] + ([completes.fact.text] if completes else [])
+            span = span_turns(unit, fragment.turns)
+            sources = [t.text for t in span] + ([completes.fact.text] if completes else [])
             share = support(unit.fact.text, sources, self._speakers)
-            if share < self.settings.fact_support:
+            if share < self._support_needed(len(span)):
                 self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "support": round(share, 2)}))
                 return None
         if self.settings.told_share and self._peers:
@@ -330,6 +331,13 @@ class Builder:
         if self.settings.ground_anchors:
             unit = ground_anchors(unit, fragment.turns, self._speakers)
         return unit
+
+    def _support_needed(self, turns: int) -> float:
+        """``fact_support``, or ``long_span_support`` for a fact over more than ``long_span_turns``."""
+        s = self.settings
+        if s.long_span_turns and turns > s.long_span_turns:
+            return max(s.fact_support, s.long_span_support)
+        return s.fact_support
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
         """The coverage pass: units for the person's turns no written unit covers."""

@@ -705,11 +705,12 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     assert store.turns("c1")[1].text == huge  # the stored turn is whole
 
 
-@pytest.mark.parametrize("long_turns, kept", [(3, [(0, 1)]), (4, [(0, 1), (0, 3)]), (0, [(0, 1), (0, 3)])])
-def test_a_fact_over_a_long_span_needs_long_span_support(store, long_turns, kept):
+@pytest.mark.parametrize("long_turns, long_support, kept", [(3, 0.75, [(0, 1)]), (3, 0.5, [(0, 1), (0, 3)]),
+                                                           (4, 0.75, [(0, 1), (0, 3)]), (0, 0.75, [(0, 1), (0, 3)])])
+def test_a_fact_over_a_long_span_needs_long_span_support(store, long_turns, long_support, kept):
     from ftamem_core.grounding import support
     fact = "Caroline researched adoption agencies with Melanie at a café downtown."
     assert 0.5 <= support(fact, [t.text for t in peers_doc().sessions[0].turns], ["Caroline", "Melanie"]) < 0.75
     units = peers_units(store, [unit(fact, 0, 1), unit(fact.replace("researched", "is researching"), 0, 3)],
-                        long_span_turns=long_turns, long_span_support=0.75, ground_facts=True, merge_duplicates=False)
+                        long_span_turns=long_turns, long_span_support=long_support, ground_facts=True, merge_duplicates=False)
     assert [(u.evidence.start, u.evidence.end) for u in units] == kept

@@ -94,7 +94,7 @@ def best_turn(text: str, turns: list, names: tuple[str, ...] | list[str] = ()):
     best, best_score = None, (0, 0)
     for turn in turns:
         shared = mine & _stems(turn.text, names)
-        score = (len(shared), len(shared & _stems(" ".join(saying(turn.text)), names)))
+        score = (len(shared), len(shared & _stems(stated(turn.text), names)))
         if score[0] and score > best_score:
             best, best_score = turn, score
     return best
@@ -127,7 +127,7 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     # another puppy called Pixie", Andrew's "Did you check out that spot we talked about last
     # time?") leave the teller unsettled. "Audrey asked Andrew if Pixie had settled in" is the asker's.
     if not _ASKS.search(text):
-        told = best_turn(text, [t.model_copy(update={"text": " ".join(saying(t.text))}) for t in turns], speakers)
+        told = best_turn(text, [t.model_copy(update={"text": stated(t.text)}) for t in turns], speakers)
         if told is not None and told.idx != turn.idx:
             return None
     if re.search(rf"\b{re.escape(who)}\b", unaddressed(turn.text, who)):
@@ -136,7 +136,7 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     # addressed to the subject ("Caroline, I'm so proud of your plans!"); "Thanks, Caroline!
     # Painting's a fun way to express my feelings" is still the speaker's own. A question ("Hey
     # Audrey! I started a new job ... How about you?") tells nothing of the listener.
-    if _YOU.search(" ".join(saying(turn.text))) and (not first_person(turn.text) or addressed(turn.text, who)):
+    if _YOU.search(stated(turn.text)) and (not first_person(turn.text) or addressed(turn.text, who)):
         return None
     return who, turn.speaker
 
@@ -252,6 +252,11 @@ def sentences(text: str) -> list[str]:
 def saying(text: str) -> list[str]:
     """A turn's sentences that may hold a fact: no questions, no small talk."""
     return [s for s in sentences(text) if not s.rstrip().endswith("?") and not small_talk(s)]
+
+
+def stated(text: str) -> str:
+    """A turn's ``saying`` sentences as one text."""
+    return " ".join(saying(text))
 
 
 def told(text: str) -> str:

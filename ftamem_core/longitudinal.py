@@ -66,8 +66,9 @@ def render(person: str, session_time: str | None, units: list[FTAUnit],
     existing = [json.dumps({"id": f"s{e.id}", "kind": e.kind, "text": e.text}, ensure_ascii=False) for e in semantic]
     existing += [json.dumps({"id": f"h{e.id}", "strategy": e.strategy, "outcome": e.outcome, "text": e.text},
                             ensure_ascii=False) for e in support]
-    return {"person": person, "session_time": session_time or "unknown",
-            "existing": "\n".join(existing) or "(none)", "units": briefs_json(units, [unit_key(u) for u in units])}
+    # Every unit of the session was said on session_time, which the prompt gives once.
+    return {"person": person, "session_time": session_time or "unknown", "existing": "\n".join(existing) or "(none)",
+            "units": briefs_json(units, [unit_key(u) for u in units], session_time)}
 
 
 def _merge(items: list, existing: list, prefix: str, same, make) -> list:

@@ -35,8 +35,9 @@ def retrieval_text(unit: FTAUnit) -> str:
     return "\n".join(lines)
 
 
-def unit_brief(unit: FTAUnit, key: str) -> dict:
-    """A unit as a prompt shows it, under the id ``key`` the model must answer with."""
+def unit_brief(unit: FTAUnit, key: str, said_on: str | None = None) -> dict:
+    """A unit as a prompt shows it, under the id ``key`` the model must answer with; its
+    ``said_on`` is left out when it is ``said_on``, the date the prompt already gives once."""
     data = {
         "memory_id": key,
         "text": unit.fact.text,
@@ -50,10 +51,12 @@ def unit_brief(unit: FTAUnit, key: str) -> dict:
         "emotion_or_state": unit.affect.emotion_or_state,
         "intention_or_plan": unit.affect.intention_or_plan,
     }
+    if said_on and data["said_on"] == said_on:
+        del data["said_on"]
     return {k: v for k, v in data.items() if v not in ("", [], None, "unknown")}
 
 
-def briefs_json(units: list[FTAUnit], keys: list[str]) -> str:
+def briefs_json(units: list[FTAUnit], keys: list[str], said_on: str | None = None) -> str:
     if not units:
         return "(none)"
-    return "\n".join(json.dumps(unit_brief(u, k), ensure_ascii=False) for u, k in zip(units, keys))
+    return "\n".join(json.dumps(unit_brief(u, k, said_on), ensure_ascii=False) for u, k in zip(units, keys))

@@ -223,7 +223,7 @@ def _spoken_one(value: str) -> str:
 
 def spoken(value: str | None) -> str:
     """An ISO date, month, year or range as people write it: ``2023-05-07`` → "7 May 2023",
-    ``2023-05`` → "May 2023", a range → "between … and …". Answers copy the packet's form, and
+    ``2023-05`` → "May 2023", a range → "1–7 May 2023". Answers copy the packet's form, and
     dialogue, gold answers and counselors write dates this way; anything else is returned as is."""
     if not value:
         return ""
@@ -232,6 +232,17 @@ def spoken(value: str | None) -> str:
     if not _ISO.match(head) or time_range(head) is None:  # not a real date: as written
         return text
     if "/" in head:
-        start, end = head.split("/")
-        return f"between {_spoken_one(start)} and {_spoken_one(end)}"
+        return _spoken_range(*head.split("/"))
     return _spoken_one(head)
+
+
+def _spoken_range(start: str, end: str) -> str:
+    """A range written once where its ends share a month or year: "1–7 May 2023",
+    "28 March – 2 April 2023", "March–May 2023"; a packet line holds it in a third of the words."""
+    a, b = start.split("-"), end.split("-")
+    if len(a) == len(b) >= 2 and a[0] == b[0]:
+        if len(a) == 3 and a[1] == b[1]:
+            return f"{int(a[2])}–{_spoken_one(end)}"
+        head = _spoken_one(start).rsplit(" ", 1)[0]  # without the year
+        return f"{head}–{_spoken_one(end)}" if len(a) == 2 else f"{head} – {_spoken_one(end)}"
+    return f"{_spoken_one(start)} – {_spoken_one(end)}"

@@ -91,3 +91,15 @@ def test_with_the_turns_an_entry_keeps_what_they_support_and_goes_when_nothing_i
     assert [e.strategy for e in sup] == ["blackout curtains"]  # "keeping a sleep journal" was never said
     sem, sup = apply(reply, "c", [], [], units, names)  # without the turns (ground_notes off): as written
     assert len(sem) == 2 and len(sup) == 2
+
+
+def test_the_prompt_gives_the_session_date_once_and_a_carried_unit_its_own():
+    from ftamem_core.longitudinal import render
+    from ftamem_core.models import TimeAnchor
+
+    said = make_unit("c", "Noor repainted the shed.", 0, 1, session_id=2)
+    said.id, said.time = 1, TimeAnchor(dialogue_time="2023-04-10")
+    carried = make_unit("c", "Noor planned a trip.", 2, 3, session_id=2)
+    carried.id, carried.time = 2, TimeAnchor(dialogue_time="2023-03-01")  # opened a session earlier
+    units = render("Noor (user)", "2023-04-10", [said, carried], [], [])["units"].splitlines()
+    assert "said_on" not in units[0] and '"said_on": "2023-03-01"' in units[1]

@@ -230,6 +230,11 @@ def _adds_words_to(fact: str, turns: list[Turn]) -> bool:
     return bool(content_words(fact) - content_words(" ".join(f"{t.speaker or ''} {t.text}" for t in turns)))
 
 
+HEADINGS = {"primary": "## Primary units (evidence)", "linked": "## Linked units (context)",
+            "turns": "## Source turns", "channel": "## Other turns (word for word; no unit above holds them)",
+            "notes": "## Notes about the person (background)"}
+
+
 def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
@@ -240,16 +245,22 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     if ablations.question_only:
         return Rendered("(no memory)")
     used = 0
+    opened: set[str] = set()
 
-    def fits(text: str) -> bool:
+    def fits(text: str, section: str) -> bool:
+        """Whether ``text`` fits, with its section's heading when it is the section's first line."""
         nonlocal used
-        cost = count(text) + 1
+        heading = not ablations.flat_context and section not in opened
+        cost = count(text) + 1 + (count(HEADINGS[section]) + 1 if heading else 0)
         if budget and used + cost > budget:
             return False
         used += cost
+        opened.add(section)
         return True
 
-    used += 0 if ablations.flat_context else 24  # the section headings
+    if not ablations.flat_context:  # the primary section is always shown, "(none found)" at least
+        used += count(HEADINGS["primary"]) + 1
+        opened.add("primary")
     lines = {u.id: render_unit(u, ablations) for u in packet.primary}
     shown_primary: list[FTAUnit] = []
     shown_neighbours: list[Neighbour] = []
@@ -265,7 +276,7 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
             span = set(range(item.evidence.start, item.evidence.end + 1))
             if span <= channel.keys() and not _adds_words_to(item.fact.text, [channel[i] for i in span]):
                 continue  # its turns are shown word for word already and its line adds nothing
-            if not fits(lines[item.id]):
+            if not fits(lines[item.id], "primary"):
                 continue
             shown_primary.append(item)
             pointed.update(span)
@@ -273,12 +284,12 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
             # it, before lower-ranked units: else a full budget leaves the top units without them.
             for n in linked.get(item.id, []):
                 line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
-                if n.unit.id not in lines and fits(line):
+                if n.unit.id not in lines and fits(line, "linked"):
                     lines[n.unit.id] = line
                     shown_neighbours.append(n)
                     pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
         elif item.idx not in pointed:
-            if not fits(render_turn(item, ablations)):
+            if not fits(render_turn(item, ablations), "channel"):
                 continue
             channel[item.idx] = item
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
@@ -286,11 +297,11 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     for u in shown_units:
         for t in packet.sources.get(u.id, []):
             if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]) \
-                    and fits(render_turn(t, ablations)):
+                    and fits(render_turn(t, ablations), "turns"):
                 turns[t.idx] = t
     notes = [f"- ({e.kind}) {e.text}" for e in packet.semantic]
     notes += [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
-    notes = [n for n in notes if fits(n)]
+    notes = [n for n in notes if fits(n, "notes")]
 
     if ablations.flat_context:
         out = []
@@ -301,19 +312,21 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
         out += notes
         text = "\n".join(out) or "(nothing found)"
     else:
-        out = ["## Primary units (evidence)"]
-        out += [lines[u.id] for u in sorted(shown_primary, key=_time_key)] or ["(none found)"]
+        out = [HEADINGS["primary"]]
+        out += [lines[u.id] for u in sorted(shown_primary, key=_time_key)]
+        if not shown_primary and fits("(none found)", "primary"):
+            out.append("(none found)")
         if shown_neighbours:
-            out.append("## Linked units (context)")
+            out.append(HEADINGS["linked"])
             out += [lines[n.unit.id] for n in sorted(shown_neighbours, key=lambda n: _time_key(n.unit))]
         if turns:
-            out.append("## Source turns")
+            out.append(HEADINGS["turns"])
             out += [render_turn(turns[i], ablations) for i in sorted(turns)]
         if channel:
-            out.append("## Other turns (word for word; no unit above holds them)")
+            out.append(HEADINGS["channel"])
             out += [render_turn(channel[i], ablations) for i in sorted(channel)]
         if notes:
-            out.append("## Notes about the person (background)")
+            out.append(HEADINGS["notes"])
             out += notes
         text = "\n".join(out)
     return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel), used)

@@ -9,7 +9,7 @@ from ftamem_core.config import PRESETS, Ablations, load_settings
 from ftamem_core.inference import ask
 from ftamem_core.llm import ScriptedLLM
 from ftamem_core.models import Link
-from ftamem_core.packet import MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
+from ftamem_core.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
 from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
 
 from conftest import make_doc, make_unit
@@ -301,11 +301,30 @@ def test_packet_budget_passes_over_a_unit_that_does_not_fit_for_shorter_ones_bel
     long = top.model_copy(update={"fact": top.fact.model_copy(update={"text": "Maya said a lot. " * 40})})
     short = store.get_unit("c1", ids["shifts"])
     packet = MemoryPacket([long, short], [], {})
-    budget = 24 + approx_tokens(render_unit(short, FULL)) + 1
+    budget = approx_tokens(HEADINGS["primary"]) + 1 + approx_tokens(render_unit(short, FULL)) + 1
     shown = render(packet, FULL, budget)
     assert shown.unit_ids == [short.id] and "Maya said a lot" not in shown.text
     assert render(packet, FULL, 2000).unit_ids == [long.id, short.id]
 
+
+
+def test_a_packet_within_a_budget_holds_its_headings_in_it(memory):
+    from ftamem_core.models import SemanticEntry
+    from ftamem_core.packet import Neighbour
+
+    store, ids = memory
+    units = store.units("c1")
+    turns = {u.id: store.turns("c1")[u.evidence.start:u.evidence.end + 1] for u in units}
+    note = SemanticEntry(case_id="c1", kind="person", text="Lena is Maya's sister.", source_unit_ids=[units[0].id])
+    packet = MemoryPacket(units[:2], [Neighbour(units[2], units[0].id, "updates m1")], turns, semantic=[note])
+    full = render(packet, FULL)
+    assert "## Linked units" in full.text and "## Notes" in full.text
+    for budget in range(10, approx_tokens(full.text) + 20, 3):
+        shown = render(packet, FULL, budget)
+        assert approx_tokens(shown.text) <= max(budget, approx_tokens(HEADINGS["primary"]))
+    # a budget that holds one unit line and only the primary heading shows that unit
+    one = approx_tokens(HEADINGS["primary"]) + 1 + approx_tokens(render_unit(units[0], FULL)) + 1
+    assert render(packet, FULL, one).unit_ids == [units[0].id]
 
 ABSENT = {  # what each ablation's packet must not contain
     "no_time_fields": ["said ", "happened", "March 2025"],

@@ -10,8 +10,10 @@ Rendering (beyond the paper: ``packet_token_budget``): each unit is one line wit
 pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
 line does not have. Under a budget the packet is filled by priority: primary units by rank (a unit
 whose line no longer fits is passed over for the shorter ones below it), each with its linked
-units, then source turns of the units shown and notes while they fit; what is shown is then laid
-out by section and time. The rendering records which units and turns it showed.
+units, then source turns of the units shown and notes while they fit, each counted on the whole
+text it would make (headings and date lines included); what is shown is laid out by section and
+time, the lines of one day under one date line ("### said 16 April 2023") rather than each line
+repeating it. The rendering records which units and turns it showed.
 
 Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
 compete with the primary units for the budget, merged by the one score both have, embedding
@@ -191,15 +193,16 @@ def _relevant(entries: list, texts: list[str], ranked_ids: list[int], relevance,
     return [entries[n] for _, n in sorted(cited)][:limit]
 
 
-def render_unit(unit: FTAUnit, ablations: Ablations) -> str:
-    """One line: fact, time, state, feeling, evidence pointer (each only where the ablations allow)."""
+def render_unit(unit: FTAUnit, ablations: Ablations, said: bool = True) -> str:
+    """One line: fact, time, state, feeling, evidence pointer (each only where the ablations allow);
+    without ``said``, the day it was said is left to the packet's date line."""
     flag = " (partial: underspecified)" if unit.construction_status == "partial" else ""
     if ablations.fact_only:
         return f"[m{unit.id}] {unit.fact.text}{flag}"
     parts = [unit.fact.content_type.replace("_", " ")]
     t = unit.time
     if not ablations.no_time_fields:
-        if t.dialogue_time:
+        if t.dialogue_time and said:
             parts.append(f"said {spoken(t.dialogue_time)}")
         if t.event_time != "unknown":
             parts.append(f"happened {spoken(t.event_time)}" + (f" ({t.event_time_expression})" if t.event_time_expression else ""))
@@ -217,8 +220,8 @@ def render_unit(unit: FTAUnit, ablations: Ablations) -> str:
     return f"[m{unit.id}] {unit.fact.text}{flag} ({'; '.join(parts)})"
 
 
-def render_turn(turn: Turn, ablations: Ablations) -> str:
-    when = "" if ablations.no_time_fields or not turn.timestamp else f"({spoken(turn.timestamp)}) "
+def render_turn(turn: Turn, ablations: Ablations, dated: bool = True) -> str:
+    when = "" if ablations.no_time_fields or not turn.timestamp or not dated else f"({spoken(turn.timestamp)}) "
     return f"  [{turn.idx}] {when}{turn.speaker or turn.role}: {turn.text}"
 
 
@@ -230,9 +233,9 @@ def _adds_words_to(fact: str, turns: list[Turn]) -> bool:
     return bool(content_words(fact) - content_words(" ".join(f"{t.speaker or ''} {t.text}" for t in turns)))
 
 
-HEADINGS = {"primary": "## Primary units (evidence)", "linked": "## Linked units (context)",
-            "turns": "## Source turns", "channel": "## Other turns (word for word; no unit above holds them)",
-            "notes": "## Notes about the person (background)"}
+# What each section is, the answer prompt says once.
+HEADINGS = {"primary": "## Primary units", "linked": "## Linked units", "turns": "## Source turns",
+            "channel": "## Other turns", "notes": "## Notes"}
 
 
 def approx_tokens(text: str) -> int:
@@ -244,27 +247,28 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     """The packet as the answer prompt shows it, within ``budget`` tokens (0: no limit)."""
     if ablations.question_only:
         return Rendered("(no memory)")
-    used = 0
-    opened: set[str] = set()
-
-    def fits(text: str, section: str) -> bool:
-        """Whether ``text`` fits, with its section's heading when it is the section's first line."""
-        nonlocal used
-        heading = not ablations.flat_context and section not in opened
-        cost = count(text) + 1 + (count(HEADINGS[section]) + 1 if heading else 0)
-        if budget and used + cost > budget:
-            return False
-        used += cost
-        opened.add(section)
-        return True
-
-    if not ablations.flat_context:  # the primary section is always shown, "(none found)" at least
-        used += count(HEADINGS["primary"]) + 1
-        opened.add("primary")
-    lines = {u.id: render_unit(u, ablations) for u in packet.primary}
+    # Within a section, the lines said on one day sit under one date line instead of each
+    # carrying it (not in the flat ablation, nor where time or all but the fact is ablated).
+    dated = not (ablations.flat_context or ablations.no_time_fields or ablations.fact_only)
     shown_primary: list[FTAUnit] = []
     shown_neighbours: list[Neighbour] = []
+    lines: dict[int, str] = {}
+    turns: dict[int, Turn] = {}
     channel: dict[int, Turn] = {}
+    notes: list[str] = []
+
+    def layout() -> str:
+        return _layout(shown_primary, shown_neighbours, lines, packet.sources, turns, channel, notes, ablations, dated)
+
+    def fits(add: Callable[[], None], undo: Callable[[], None]) -> bool:
+        """Whether the packet with ``add`` done still fits the budget, counted on its whole text
+        (headings and date lines included); if not, ``undo``."""
+        add()
+        if budget and count(layout()) > budget:
+            undo()
+            return False
+        return True
+
     pointed: set[int] = set()
     linked: dict[int, list[Neighbour]] = {}
     for n in packet.neighbours:
@@ -276,57 +280,73 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
             span = set(range(item.evidence.start, item.evidence.end + 1))
             if span <= channel.keys() and not _adds_words_to(item.fact.text, [channel[i] for i in span]):
                 continue  # its turns are shown word for word already and its line adds nothing
-            if not fits(lines[item.id], "primary"):
+            lines[item.id] = render_unit(item, ablations, said=not dated)
+            if not fits(lambda: shown_primary.append(item), shown_primary.pop):
+                del lines[item.id]
                 continue
-            shown_primary.append(item)
             pointed.update(span)
             # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
             # it, before lower-ranked units: else a full budget leaves the top units without them.
             for n in linked.get(item.id, []):
-                line = f"{render_unit(n.unit, ablations)} (linked: {n.relation})"
-                if n.unit.id not in lines and fits(line, "linked"):
-                    lines[n.unit.id] = line
-                    shown_neighbours.append(n)
+                if n.unit.id in lines:
+                    continue
+                lines[n.unit.id] = f"{render_unit(n.unit, ablations, said=not dated)} (linked: {n.relation})"
+                if fits(lambda: shown_neighbours.append(n), shown_neighbours.pop):
                     pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
+                else:
+                    del lines[n.unit.id]
         elif item.idx not in pointed:
-            if not fits(render_turn(item, ablations), "channel"):
-                continue
-            channel[item.idx] = item
-    shown_units = shown_primary + [n.unit for n in shown_neighbours]
-    turns: dict[int, Turn] = {}
-    for u in shown_units:
+            fits(lambda: channel.__setitem__(item.idx, item), lambda: channel.pop(item.idx))
+    for u in shown_primary + [n.unit for n in shown_neighbours]:
         for t in packet.sources.get(u.id, []):
-            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]) \
-                    and fits(render_turn(t, ablations), "turns"):
-                turns[t.idx] = t
-    notes = [f"- ({e.kind}) {e.text}" for e in packet.semantic]
-    notes += [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]
-    notes = [n for n in notes if fits(n, "notes")]
+            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]):
+                fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
+    for note in [f"- ({e.kind}) {e.text}" for e in packet.semantic] + \
+            [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]:
+        fits(lambda: notes.append(note), notes.pop)
+    text = layout()
+    shown_units = shown_primary + [n.unit for n in shown_neighbours]
+    return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel),
+                    count(text))
+
+
+def _by_date(items: list[tuple[str | None, str]]) -> list[str]:
+    """Lines in time order with a date line ("### said 16 April 2023") wherever the day changes."""
+    out, last = [], ""
+    for when, line in items:
+        day = spoken(when)
+        if day != last:
+            out.append(f"### said {day}" if day else "### date unknown")
+            last = day
+        out.append(line)
+    return out
+
+
+def _layout(primary: list[FTAUnit], neighbours: list[Neighbour], lines: dict[int, str],
+            sources: dict[int, list[Turn]], turns: dict[int, Turn], channel: dict[int, Turn], notes: list[str],
+            ablations: Ablations, dated: bool) -> str:
+    def turn_block(shown: dict[int, Turn]) -> list[str]:
+        ordered = [shown[i] for i in sorted(shown)]
+        if not dated:
+            return [render_turn(t, ablations) for t in ordered]
+        return _by_date([(t.timestamp, render_turn(t, ablations, dated=False)) for t in ordered])
+
+    def unit_block(units: list[FTAUnit]) -> list[str]:
+        ordered = sorted(units, key=_time_key)
+        if not dated:
+            return [lines[u.id] for u in ordered]
+        return _by_date([(u.time.dialogue_time, lines[u.id]) for u in ordered])
 
     if ablations.flat_context:
         out = []
-        for u in sorted(shown_units, key=_time_key):
+        for u in sorted(primary + [n.unit for n in neighbours], key=_time_key):
             out.append(lines[u.id])
-            out += [render_turn(t, ablations) for t in packet.sources.get(u.id, []) if t.idx in turns]
+            out += [render_turn(t, ablations) for t in sources.get(u.id, []) if t.idx in turns]
         out += [render_turn(channel[i], ablations) for i in sorted(channel)]
-        out += notes
-        text = "\n".join(out) or "(nothing found)"
-    else:
-        out = [HEADINGS["primary"]]
-        out += [lines[u.id] for u in sorted(shown_primary, key=_time_key)]
-        if not shown_primary and fits("(none found)", "primary"):
-            out.append("(none found)")
-        if shown_neighbours:
-            out.append(HEADINGS["linked"])
-            out += [lines[n.unit.id] for n in sorted(shown_neighbours, key=lambda n: _time_key(n.unit))]
-        if turns:
-            out.append(HEADINGS["turns"])
-            out += [render_turn(turns[i], ablations) for i in sorted(turns)]
-        if channel:
-            out.append(HEADINGS["channel"])
-            out += [render_turn(channel[i], ablations) for i in sorted(channel)]
-        if notes:
-            out.append(HEADINGS["notes"])
-            out += notes
-        text = "\n".join(out)
-    return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel), used)
+        return "\n".join(out + notes) or "(nothing found)"
+    out = [HEADINGS["primary"]] + (unit_block(primary) or ["(none found)"])
+    for heading, block in (("linked", unit_block([n.unit for n in neighbours])), ("turns", turn_block(turns)),
+                           ("channel", turn_block(channel)), ("notes", notes)):
+        if block:
+            out += [HEADINGS[heading]] + block
+    return "\n".join(out)

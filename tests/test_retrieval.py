@@ -8,7 +8,7 @@ import pytest
 from ftamem_core.config import PRESETS, Ablations, load_settings
 from ftamem_core.inference import ask
 from ftamem_core.llm import ScriptedLLM
-from ftamem_core.models import Link
+from ftamem_core.models import Link, Turn
 from ftamem_core.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
 from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
 
@@ -121,7 +121,7 @@ def test_packet_sections(memory):
     assert [t.idx for t in packet.sources[ids["plan"]]] == [10, 11]
     assert [e.text for e in packet.semantic] == ["Lena is Maya's sister."]  # only entries citing packet units
     text = render(packet, FULL).text
-    for heading in ("## Primary units", "## Linked units", "## Source turns", "## Notes about the person"):
+    for heading in ("## Primary units", "## Linked units", "## Source turns", "## Notes"):
         assert heading in text
     assert text.index(f"[m{ids['shifts']}]") < text.index("## Linked units") < text.index(f"[m{ids['plan']}]")
 
@@ -286,7 +286,6 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
         assert all(approx_tokens(lines[i]) + 1 > left for i in ranked if i not in cut.unit_ids)
     assert len(render(packet, FULL, 40).unit_ids) < len(render(packet, FULL, 160).unit_ids)
     # a turn whose words the unit line already has is not repeated
-    from ftamem_core.models import Turn
     from ftamem_core.packet import MemoryPacket
     u = store.get_unit("c1", ids["shifts"])
     echo = Turn(idx=0, speaker="A", text="Maya was moved to night shifts by her manager")
@@ -325,6 +324,28 @@ def test_a_packet_within_a_budget_holds_its_headings_in_it(memory):
     # a budget that holds one unit line and only the primary heading shows that unit
     one = approx_tokens(HEADINGS["primary"]) + 1 + approx_tokens(render_unit(units[0], FULL)) + 1
     assert render(packet, FULL, one).unit_ids == [units[0].id]
+
+
+def test_lines_said_on_one_day_sit_under_one_date_line_per_section():
+    from ftamem_core.models import TimeAnchor
+
+    a, b, c = (make_unit("c1", f"Noor {w} the shed.", i, i) for i, w in ((2, "painted"), (3, "cleaned"), (9, "sold")))
+    for u, uid, day in ((a, 1, "2023-04-16"), (b, 2, "2023-04-16"), (c, 3, "2023-05-02")):
+        u.id, u.time = uid, TimeAnchor(dialogue_time=day)
+    said = {2: "2023-04-16T10:00:00", 3: "2023-04-16T10:00:00", 9: "2023-05-02T09:00:00"}
+    sources = {u.id: [Turn(idx=u.evidence.start, speaker="Noor", text=f"Busy day {u.id}, lots of dust",
+                           timestamp=said[u.evidence.start])] for u in (a, b, c)}
+    text = render(MemoryPacket([c, a, b], [], sources), FULL).text
+    primary, turns = text.split("## Source turns")
+    assert primary.count("### said 16 April 2023") == 1 and primary.count("### said 2 May 2023") == 1
+    assert primary.index("### said 16 April 2023") < primary.index("[m1]") < primary.index("[m2]") \
+        < primary.index("### said 2 May 2023") < primary.index("[m3]")
+    assert "; said " not in text and "(16 April 2023)" not in text  # no line repeats its day
+    assert turns.count("### said 16 April 2023") == 1 and "  [9] Noor: Busy day 3" in turns
+    # the flat ablation and no_time_fields keep no date lines; flat keeps each line's own date
+    assert "###" not in render(MemoryPacket([a], [], sources), Ablations(flat_context=True)).text
+    assert "said 16 April 2023" in render(MemoryPacket([a], [], sources), Ablations(flat_context=True)).text
+    assert "said" not in render(MemoryPacket([a], [], sources), Ablations(no_time_fields=True)).text
 
 ABSENT = {  # what each ablation's packet must not contain
     "no_time_fields": ["said ", "happened", "March 2025"],
@@ -383,7 +404,6 @@ def test_source_similarity_mixes_the_best_evidence_turn_into_s_and_zero_is_the_p
 
 
 def test_turn_similarity_sits_at_each_turns_index_and_an_erased_turns_gap_is_zero():
-    from ftamem_core.models import Turn
     from ftamem_core.retrieval import turn_similarity
 
     kept = [Turn(idx=0, text="a"), Turn(idx=2, text="b")]
@@ -403,7 +423,6 @@ def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(me
 
 
 def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_just_before_it():
-    from ftamem_core.models import Turn
     from ftamem_core.retrieval import reply_texts
 
     turns = [Turn(idx=0, session_id=1, speaker="Mel", text="Camping next month. Any fun plans for the summer? Tell me."),

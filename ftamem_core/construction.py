@@ -50,7 +50,7 @@ BUILD_SETTINGS = {
     "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "verbatim_reply_words",
+    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "caption_carries_turn", "verbatim_reply_words",
     "split_facts", "fact_max_chars",
 }
 
@@ -287,7 +287,8 @@ class Builder:
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
         extra = (verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words,
-                                self.settings.verbatim_within_spans, self.settings.verbatim_reply_words)
+                                self.settings.verbatim_within_spans, self.settings.verbatim_reply_words,
+                                self.settings.caption_carries_turn)
                  if self.settings.verbatim_fallback else [])
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
@@ -401,7 +402,8 @@ class Builder:
                 verbatim += [v for v in verbatim_units(span, [u for u in units if u is not unit],
                                                        self.settings.coverage_min_words,
                                                        self.settings.verbatim_within_spans,
-                                                       self.settings.verbatim_reply_words)
+                                                       self.settings.verbatim_reply_words,
+                                                       self.settings.caption_carries_turn)
                              if v.evidence.end not in have]
         return kept, verbatim
 

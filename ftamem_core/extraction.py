@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from .grounding import (anchored, best_turn, carrying_turns, first_person, joint_subject, misattributed, normalised,
                         refers_back, repeats, saying, sentences, shares_content, sole_subject, swap_names,
                         to_listener)
+from .loaders.locomo import without_caption
 from .models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement, TimeAnchor,
                      STATEMENT_CHARS, TimeOrientation, Turn, statement)
 from .temporal import is_resolved, resolve, session_date
@@ -338,12 +339,14 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
 
 
 def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
-                   within_spans: bool = False, reply_words: int = 0) -> list[FTAUnit]:
+                   within_spans: bool = False, reply_words: int = 0, caption_carries: bool = True) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
     With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
     covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
-    one unit six turns and tells one of them. The fact is the turn in the third person; its
+    one unit six turns and tells one of them; without ``caption_carries`` (setting
+    ``caption_carries_turn``) that test sets aside the photo caption of a turn that says enough
+    besides, and the words "shares a photo of" of any other, which every photo turn has. The fact is the turn in the third person; its
     time is the day it was said, or a time the turn states that the resolver knows.
 
     A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
@@ -354,10 +357,15 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
     before = {t.idx: prev for prev, t in zip(fragment.turns, fragment.turns[1:])}
     for turn in uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True):
-        said = statements(turn.text, [n for n in names if n != turn.speaker])
+        listeners = [n for n in names if n != turn.speaker]
+        said = statements(turn.text, listeners)
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue
-        if within_spans and any(carrying_turns(u.fact.text, [turn], names) for u in units
+        own = turn
+        if not caption_carries:  # what it says besides the photo, or else what the photo shows
+            says_more = len(statements(without_caption(turn.text), listeners).split()) >= min_words
+            own = turn.model_copy(update={"text": without_caption(turn.text, keep_what=not says_more)})
+        if within_spans and any(carrying_turns(u.fact.text, [own], names) for u in units
                                 if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
         when = resolve(turn.text, anchor) or "unknown"

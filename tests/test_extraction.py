@@ -407,3 +407,23 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
     assert all(p.time.event_time == "unknown" for p in pieces[1:])  # the time stays with the piece that says it
     one = to_unit(UnitOut.model_validate(unit("Audrey adopted a puppy named Pixie. It was a big step.", 10, 13)), frag)
     assert split_fact(one, turns, names) == [one]  # one sentence group: the unit as it came
+
+
+def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
+    from ftamem_core.extraction import UnitOut, verbatim_units
+
+    turns = [Turn(idx=14, role="user", speaker="Ines", text="Look at this! [shares a photo of a dvd on a shelf]"),
+             Turn(idx=15, role="user", speaker="Ines",
+                  text="I first watched that film around three years ago. [shares a photo of a dvd cover]")]
+    frag = Fragment("c1", 1, turns, "2023-05-08")
+    described = to_unit(UnitOut.model_validate(unit("Ines shares a photo of a dvd on a shelf.", 14, 15)), frag)
+    assert verbatim_units(frag, [described], 6, within_spans=True) == []  # "photo", "dvd" carry turn 15
+    blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)
+    assert [u.evidence.end for u in blind] == [15] and "three years ago" in blind[0].fact.text
+    # a turn that is its photo is carried by what the photo shows, not by "shares a photo of"
+    poster = Turn(idx=13, role="user", speaker="Ines", text="It's a good one, you know. [shares a photo of a poster of a bench]")
+    frag = Fragment("c1", 1, [poster, *turns], "2023-05-08")
+    described = described.model_copy(update={"evidence": described.evidence.model_copy(update={"start": 13})})
+    blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)
+    assert [u.evidence.end for u in blind] == [13, 15]
+    assert verbatim_units(frag, [described], 6, within_spans=True) == []

@@ -26,6 +26,15 @@ def photo_text(text: str, caption: str | None) -> str:
     return f"{text} [shares a photo of {caption}]".strip()
 
 
+_CAPTION = re.compile(r"\s*\[shares a photo of ([^\]]*)\]")
+
+
+def without_caption(text: str, keep_what: bool = False) -> str:
+    """A turn's text without the caption ``photo_text`` gave it, or (``keep_what``) with only
+    what the photo shows, without the words "shares a photo of" every caption has."""
+    return _CAPTION.sub(lambda m: f" [{m.group(1)}]" if keep_what else "", text).strip()
+
+
 def load(r: Reader, data: Any) -> list[CaseDocument]:
     docs = []
     for n, conv in enumerate(r.items(data, "$")):

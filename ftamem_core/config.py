@@ -182,9 +182,9 @@ class Settings(BaseModel):
     verbatim_fallback: bool = True
     # so does one inside a unit's span whose words the unit's fact does not carry;
     verbatim_within_spans: bool = True
-    # in that test a photo's caption ("[shares a photo of ...]") counts as the turn's words: else
-    # a unit that describes the photo does not carry what the person said with it;
-    caption_carries_turn: bool = True
+    # in that test a photo's caption ("[shares a photo of ...]") counts as the turn's words (off:
+    # a unit that describes the photo carried what the person said with it, which was in no unit);
+    caption_carries_turn: bool = False
     # such a unit of at most this many words that points back ("Glad to be part of it.") quotes
     # the turn it answers in its summary and takes it into its span (0: off);
     verbatim_reply_words: int = Field(12, ge=0)

@@ -346,8 +346,9 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
     covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
     one unit six turns and tells one of them; without ``caption_carries`` (setting
     ``caption_carries_turn``) that test sets aside the photo caption of a turn that says enough
-    besides, and the words "shares a photo of" of any other, which every photo turn has. The fact is the turn in the third person; its
-    time is the day it was said, or a time the turn states that the resolver knows.
+    besides, and the words "shares a photo of" of any other, which every photo turn has. The fact
+    is the turn in the third person; its time is the day it was said, or a time the turn states
+    that the resolver knows.
 
     A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
     setting ``verbatim_reply_words``) is a reply: its span takes in the turn before it, which its
@@ -363,8 +364,9 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
             continue
         own = turn
         if not caption_carries:  # what it says besides the photo, or else what the photo shows
-            says_more = len(statements(without_caption(turn.text), listeners).split()) >= min_words
-            own = turn.model_copy(update={"text": without_caption(turn.text, keep_what=not says_more)})
+            bare = without_caption(turn.text)
+            says_more = len(statements(bare, listeners).split()) >= min_words
+            own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
         if within_spans and any(carrying_turns(u.fact.text, [own], names) for u in units
                                 if u.evidence.start <= turn.idx <= u.evidence.end):
             continue

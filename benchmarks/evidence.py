@@ -1,15 +1,22 @@
-"""Evidence recall of FTA-Mem packets against turn-level RAG on one LoCoMo or ES-MemEval case.
+"""Evidence recall of FTA-Mem packets against turn-level RAG and the sanity memories.
 
+    .venv/bin/python benchmarks/evidence.py --split dev|test [--builds DIR] [--results DIR]
     .venv/bin/python benchmarks/evidence.py --dataset locomo --case conv-26 --sessions 3
-        [--model qwen2.5-1.5b] [--data PATH] [--db PATH] [--rebuild] [--set NAME=VALUE ...] [--json]
-        [--ask N] [--ask-processes N] [--record FILE] [--replay FILE [--replay-stages STAGE ...]]
+        [--memory fta null verbatim] [--model qwen2.5-1.5b] [--data PATH] [--db PATH] [--rebuild]
+        [--set NAME=VALUE ...] [--json] [--ask N] [--ask-processes N]
+        [--record FILE] [--replay FILE [--replay-stages STAGE ...]]
 
-Builds the case's first N sessions with the embedded model (or reuses the build in ``--db``),
-then, for the questions of categories 1-4 (LoCoMo) whose gold evidence lies inside them, prints:
-recall per K and per packet token budget for FTA-Mem (pointer and text recall, see
-``ftamem_core.evaluation.evidence``) beside turn-level RAG, the coverage ceiling, packet tokens,
-the unit checks of ``ftamem_core.quality`` and the construction cost per turn. Retrieval uses the
-``no_rewrite`` preset (cues read off the question), so no LLM is needed after the build.
+Builds each case's first N sessions with the embedded model (or reuses the build in ``--db`` or
+``--builds``), fills the sanity memories (``null``, ``verbatim``: no model call) beside it, then,
+for the questions of categories 1-4 (LoCoMo) whose gold evidence lies inside them, reports per
+packet token budget (counted with the model's tokenizer) and per memory: content recall (the
+headline: the gold turns whose words the packet shows) and pointer recall, beside turn-level RAG
+packed by the same rule; the paired bootstrap of FTA-Mem against each other method (questions
+resampled within conversations, 95%); counts of the built units read apart from the repairs
+(``evaluation.unit_counts``) and the construction cost per turn. ``--results DIR`` appends the
+figures as rows to ``DIR/evidence.jsonl`` (``python -m ftamem_core.evaluation.results`` makes
+``docs/RESULTS.md`` of them). Retrieval uses the ``no_rewrite`` preset (cues read off the
+question), so no LLM call is made after the build.
 
 ``--record FILE`` keeps every model reply of the build; ``--replay FILE`` builds again serving the
 recorded segmentation and extraction replies (``--replay-stages``) in their order, so a change to
@@ -31,17 +38,25 @@ from ftamem_core.bench import markdown_table  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
 from ftamem_core.construction import Builder  # noqa: E402
 from ftamem_core.embeddings import Embedder  # noqa: E402
-from ftamem_core.evaluation.evidence import TurnRAG, answerable, fta_packet  # noqa: E402
+from ftamem_core.evaluation.content import SHOWN_SHARE  # noqa: E402
+from ftamem_core.evaluation.evidence import answerable, fta_packet, rag_packet  # noqa: E402
+from ftamem_core.evaluation.results import commit, recall_table, settings_digest  # noqa: E402
+from ftamem_core.evaluation.sanity import fill  # noqa: E402
+from ftamem_core.evaluation.splits import SESSIONS, SPLITS  # noqa: E402
+from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap  # noqa: E402
+from ftamem_core.evaluation.unit_counts import unit_counts  # noqa: E402
 from ftamem_core.llm import make_llm  # noqa: E402
 from ftamem_core.loaders import load_file  # noqa: E402
-from ftamem_core.quality import unit_checks  # noqa: E402
+from ftamem_core.models import utcnow  # noqa: E402
+from ftamem_core.packet import approx_tokens  # noqa: E402
+from ftamem_core.pipeline import TurnIndex  # noqa: E402
 from ftamem_core.replay import Replaying  # noqa: E402
 from ftamem_core.store import Store  # noqa: E402
 
 DATA = {"locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
         "esmemeval": ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"}
-KS = (5, 10, 25)
 BUDGETS = (250, 500, 1000)
+MEMORIES = ("fta", "null", "verbatim")
 
 
 def setting(text: str) -> tuple[str, object]:
@@ -49,15 +64,27 @@ def setting(text: str) -> tuple[str, object]:
     return name, value
 
 
-def prepare(args, settings) -> tuple[Store, str]:
+def document(args, case_id: str | None):
     docs = load_file(args.data or DATA[args.dataset])
-    doc = next((d for d in docs if d.case.id == args.case), None) if args.case else docs[0]
+    doc = next((d for d in docs if d.case.id == case_id), None) if case_id else docs[0]
     if doc is None:
-        sys.exit(f"no case {args.case!r} in the file")
+        sys.exit(f"no case {case_id!r} in the file")
     if args.sessions:
         doc = doc.model_copy(update={"sessions": doc.sessions[: args.sessions]})
+    return doc
+
+
+def build_path(args, doc) -> Path:
+    if args.db:
+        return args.db
     tag = "".join(f"-{name}={value}" for name, value in args.set)
-    db = args.db or ROOT / "artifacts" / "evidence" / f"{doc.case.id}-s{args.sessions or 'all'}-{args.model}{tag}.db"
+    folder = args.builds or ROOT / "artifacts" / "evidence"
+    return Path(folder) / f"{doc.case.id}-s{args.sessions or 'all'}{'' if args.builds else '-' + args.model}{tag}.db"
+
+
+def prepare(args, settings, doc) -> Store:
+    """The case built with the model (or the build already in its database)."""
+    db = build_path(args, doc)
     store = Store(db, index_config=settings.index)
     store.ingest([doc], on_exists="skip")
     if not consent.granted(store, doc.case.id):
@@ -72,51 +99,74 @@ def prepare(args, settings) -> tuple[Store, str]:
     replayed = f"; {llm.replayed} replies replayed" if isinstance(llm, Replaying) else ""
     print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",
           file=sys.stderr)
-    return store, doc.case.id
+    return store
 
 
-def measure(store: Store, case_id: str, settings, embedder) -> dict:
-    categories = {"1", "2", "3", "4"} if store.get_case(case_id).source_format == "locomo" else None
-    questions = answerable(store, case_id, categories)
-    rag = TurnRAG(store, case_id, embedder)
-    # open partial units are retrievable (retrieve_open_partials), so they hold evidence too
-    status = None if settings.retrieve_open_partials else "final"
-    covered = {i for u in store.units(case_id, status) for i in range(u.evidence.start, u.evidence.end + 1)}
-    gold_all = [g for _, g in questions]
-    rows = []
+def sanity_store(fta_db: Path, doc, memory: str, settings, embedder) -> Store:
+    """A store beside the build holding the case with the ``memory`` sanity memory (no model)."""
+    store = Store(fta_db.with_name(f"{fta_db.stem}-{memory}.db"), index_config=settings.index)
+    store.ingest([doc], on_exists="skip")
+    fill(store, doc.case.id, memory, embedder, settings)
+    return store
 
+
+def measure(stores: dict[str, Store], case_id: str, settings, embedder, count=approx_tokens) -> dict:
+    """Per question and budget, content and pointer recall of each memory's packet and of
+    turn-level RAG's; ``stores`` maps a memory name to the store holding it (same turns)."""
+    first = next(iter(stores.values()))
+    categories = {"1", "2", "3", "4"} if first.get_case(case_id).source_format == "locomo" else None
+    questions = answerable(first, case_id, categories)
+    turns = TurnIndex.build(embedder, first.turns(case_id), settings.source_reply_context)
+    text = {t.idx: t.text for t in turns.turns}
+    k, _ = settings.k_for(first.get_case(case_id).source_format)
     vectors = embedder.encode([q.question for q, _ in questions]) if questions else []
+    per_question = []
+    for (q, gold), vector in zip(questions, vectors):
+        gold_text = {i: text[i] for i in gold}
+        for budget in BUDGETS:
+            shown = {"turn-rag": rag_packet(turns, vector, settings, None, budget, count)}
+            for memory, store in stores.items():
+                shown[memory] = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget, turns,
+                                           count=count)
+            for method, packet in shown.items():
+                content, pointer = packet.recall(gold_text)
+                per_question.append({"case": case_id, "qid": q.qid or q.question, "category": q.category,
+                                     "budget": budget, "method": method, "content_recall": content,
+                                     "pointer_recall": pointer, "tokens": packet.tokens})
+    return {"case": case_id, "questions": len(questions), "k": k, "per_question": per_question}
 
-    def row(label: str, k: int, budget: int):
-        fta_p = fta_t = rag_r = fta_tok = rag_tok = 0.0
-        for (q, gold), vector in zip(questions, vectors):
-            shown = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget, rag=rag)
-            p, t = shown.recall(gold)
-            base = rag.packet(vector, None if budget else k, budget)
-            fta_p, fta_t, fta_tok = fta_p + p, fta_t + t, fta_tok + shown.tokens
-            rag_r, rag_tok = rag_r + base.recall(gold)[0], rag_tok + base.tokens
-        n = max(1, len(questions))
-        rows.append({"packet": label, "K": k, "FTA pointer recall": round(fta_p / n, 3),
-                     "FTA text recall": round(fta_t / n, 3), "FTA tokens": round(fta_tok / n),
-                     "turn-RAG recall": round(rag_r / n, 3), "turn-RAG tokens": round(rag_tok / n)})
 
-    for k in KS:
-        row("all retrieved", k, 0)
-    k_case, _ = settings.k_for(store.get_case(case_id).source_format)
+def summarise(per_question: list[dict]) -> list[dict]:
+    """Mean content and pointer recall per budget and method over the questions given (several
+    conversations: resampled within each), and FTA-Mem minus each other method, paired."""
+    rows = []
     for budget in BUDGETS:
-        row(f"budget {budget}", k_case, budget)
-    row(f"default budget {settings.packet_token_budget}", k_case, settings.packet_token_budget)
-    checks = unit_checks(store, case_id, embedder)
-    cost = store.cost(case_id, memory_only=True)
-    return {
-        "case": case_id, "questions": len(questions),
-        "gold turns in some unit": f"{sum(len(g & covered) for g in gold_all)} of {sum(len(g) for g in gold_all)}",
-        "coverage ceiling": round(sum(len(g & covered) for g in gold_all) / max(1, sum(len(g) for g in gold_all)), 3),
-        "rows": rows, "checks": checks,
-        "cost": {k: cost[k] for k in ("turns", "units", "partial_units", "calls", "calls_per_turn", "tokens_per_turn",
-                                      "units_per_turn") if k in cost},
-        "stages": cost["stages"],
-    }
+        at = [r for r in per_question if r["budget"] == budget]
+        by_method: dict[str, list[dict]] = {}
+        for r in at:
+            by_method.setdefault(r["method"], []).append(r)
+        for method, items in by_method.items():
+            strata = [r["case"] for r in items]
+            for metric in ("content_recall", "pointer_recall"):
+                b = stratified_bootstrap([r[metric] for r in items], strata)
+                rows.append({"budget": budget, "method": method, "metric": metric, "value": round(b["mean"], 3),
+                             "low": round(b["low"], 3), "high": round(b["high"], 3), "n": len(items)})
+            rows.append({"budget": budget, "method": method, "metric": "tokens",
+                         "value": round(sum(r["tokens"] for r in items) / len(items)), "n": len(items)})
+        if "fta" not in by_method:
+            continue
+        for other, items in by_method.items():
+            if other == "fta":
+                continue
+            mine = {(r["case"], r["qid"]): r for r in by_method["fta"]}
+            pairs = [(mine[(r["case"], r["qid"])], r) for r in items if (r["case"], r["qid"]) in mine]
+            for metric in ("content_recall",):
+                b = paired_bootstrap([x[metric] for x, _ in pairs], [y[metric] for _, y in pairs],
+                                     [x["case"] for x, _ in pairs])
+                rows.append({"budget": budget, "method": f"fta - {other}", "metric": metric,
+                             "value": round(b["mean"], 3), "low": round(b["low"], 3), "high": round(b["high"], 3),
+                             "n": len(pairs)})
+    return rows
 
 
 def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
@@ -161,14 +211,36 @@ def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
     return rows
 
 
+def case_report(store: Store, case_id: str, embedder) -> dict:
+    """The built memory's counts (apart from the repairs) and its construction cost."""
+    cost = store.cost(case_id, memory_only=True)
+    return {"counts": unit_counts(store, case_id, embedder),
+            "cost": {k: cost[k] for k in ("turns", "units", "calls", "calls_per_turn", "tokens_per_turn",
+                                          "units_per_turn") if k in cost}}
+
+
+def result_rows(summary: list[dict], split: str, cases: list[str], settings, builds: dict[str, str]) -> list[dict]:
+    """``summary`` as the rows of ``results/evidence.jsonl`` (``evaluation.results``)."""
+    stamp = {"commit": commit(ROOT), "settings_digest": settings_digest(settings), "split": split,
+             "cases": cases, "sessions": SESSIONS, "builds": builds, "measured": utcnow()[:10],
+             "model": settings.llm.model, "benchmark": "evidence"}
+    return [{**stamp, **row} for row in summary]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=sorted(DATA), default="locomo")
     p.add_argument("--data", type=Path, help="the dataset file (default: ../shared/data)")
-    p.add_argument("--case", help="case id (default: the file's first)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--case", help="case id (default: the file's first)")
+    where.add_argument("--split", choices=sorted(SPLITS), help=f"LoCoMo's {', '.join(SPLITS)} split, sessions 1-{SESSIONS}")
     p.add_argument("--sessions", type=int, help="only the first N sessions")
+    p.add_argument("--memory", nargs="+", choices=MEMORIES, default=list(MEMORIES),
+                   help="the memories to measure (fta: built with the model; null, verbatim: without)")
     p.add_argument("--model", default="qwen2.5-1.5b")
-    p.add_argument("--db", type=Path, help="database to build in or reuse (default under artifacts/evidence/)")
+    p.add_argument("--db", type=Path, help="database to build in or reuse (one case)")
+    p.add_argument("--builds", type=Path, help="folder of the builds, CASE-sN.db (default artifacts/evidence/)")
+    p.add_argument("--results", type=Path, help="append the figures to RESULTS/evidence.jsonl")
     p.add_argument("--rebuild", action="store_true", help="build from scratch even if the database holds a build")
     p.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
                    help="a setting for this run, e.g. verbatim_fallback=false")
@@ -181,33 +253,64 @@ def main() -> None:
     p.add_argument("--replay-stages", nargs="+", default=["segmentation", "extraction"], metavar="STAGE")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
+    if args.split:
+        args.dataset, args.sessions, case_ids = "locomo", SESSIONS, list(SPLITS[args.split])
+    else:
+        case_ids = [args.case]
+    if args.db and len(case_ids) > 1:
+        sys.exit("--db names one build: use --builds for a split")
     settings = load_settings(llm={"model": args.model}, **dict(args.set))
-    store, case_id = prepare(args, settings)
-    result = measure(store, case_id, settings, Embedder.from_settings(settings))
-    if args.ask:
-        result["ask"] = time_asks(store, case_id, settings, args.ask)
-    if args.ask_processes:
-        result["ask processes"] = time_processes(Path(store.path), case_id, args.model, args.ask_processes)
+    embedder = Embedder.from_settings(settings)
+    count = make_llm(settings.llm, settings.model_dir).count_tokens  # the app's own token count
+    per_question, cases, builds = [], {}, {}
+    for case_id in case_ids:
+        doc = document(args, case_id)
+        stores = {}
+        if "fta" in args.memory:
+            stores["fta"] = prepare(args, settings, doc)
+        for memory in (m for m in args.memory if m != "fta"):
+            stores[memory] = sanity_store(build_path(args, doc), doc, memory, settings, embedder)
+        measured = measure(stores, doc.case.id, settings, embedder, count)
+        per_question += measured["per_question"]
+        cases[doc.case.id] = {"questions": measured["questions"], "k": measured["k"]}
+        if "fta" in stores:
+            cases[doc.case.id].update(case_report(stores["fta"], doc.case.id, embedder))
+            builds[doc.case.id] = build_path(args, doc).name
+    summary = summarise(per_question)
+    result = {"split": args.split or "case", "cases": cases, "summary": summary}
+    if args.results:
+        args.results.mkdir(parents=True, exist_ok=True)
+        rows = result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)
+        with open(args.results / "evidence.jsonl", "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        with open(args.results / "evidence-questions.jsonl", "a", encoding="utf-8") as f:
+            f.writelines(json.dumps({**rows[0], **{k: None for k in ("metric", "value", "low", "high", "n", "budget",
+                                                                       "method")}, **r}, ensure_ascii=False) + "\n"
+                         for r in per_question)
+    if len(case_ids) == 1 and "fta" in args.memory:
+        store = prepare_only(args, settings, document(args, case_ids[0]))
+        if args.ask:
+            result["ask"] = time_asks(store, case_ids[0], settings, args.ask)
+        if args.ask_processes:
+            result["ask processes"] = time_processes(Path(store.path), case_ids[0], args.model, args.ask_processes)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, default=str))
         return
-    c = result["checks"]
-    print(f"evidence benchmark: {case_id}, {args.sessions or 'all'} sessions, {result['questions']} questions, "
-          f"model {args.model}")
-    print(markdown_table(result["rows"]))
-    print(f"\ngold evidence turns inside some unit: {result['gold turns in some unit']} ({result['coverage ceiling']}); "
-          f"turns covered {c['turns_covered']} of {c['turns']}; units {c['units']} (+{c['partial']} partial; "
-          f"{c['verbatim']} of them a turn's own words), "
-          f"mean span {c['mean_span']} turns; types {c['types']}")
-    print(f"misattributed {len(c['misattributed'])}; said to the listener {len(c['said_to_listener'])}; "
-          f"duplicate pairs {len(c['duplicates'])}; ungrounded anchors {len(c['ungrounded_anchors'])}")
-    cost = result["cost"]
-    print(f"construction: {cost.get('calls_per_turn')} calls and {cost.get('tokens_per_turn')} tokens per turn, "
-          f"{cost.get('units_per_turn')} units per turn")
-    print(markdown_table(result["stages"]))
+    print(f"evidence benchmark: {', '.join(cases)}, sessions 1-{args.sessions or 'all'}, "
+          f"{sum(c['questions'] for c in cases.values())} questions, model {args.model}; "
+          f"content recall: a gold turn counts when the packet shows {int(SHOWN_SHARE * 100)}% of its content words")
+    for metric in ("content_recall", "pointer_recall", "tokens"):
+        print(f"\n{metric.replace('_', ' ')}:\n" + "\n".join(recall_table(summary, metric)))
+    for case_id, c in cases.items():
+        if "counts" in c:
+            print(f"\n{case_id}: {json.dumps(c['counts'])}\ncost {json.dumps(c['cost'])}")
     for key in ("ask", "ask processes"):
         if key in result:
             print(markdown_table(result[key]))
+
+
+def prepare_only(args, settings, doc) -> Store:
+    return Store(build_path(args, doc), index_config=settings.index)
 
 
 if __name__ == "__main__":

@@ -118,8 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--data", required=True, help="the dataset file (e.g. ../shared/data/locomo/locomo10.json)")
     c.add_argument("--method", nargs="+", default=["fta", "turn-rag"], dest="methods", metavar="M",
                    help="fta, fta-<preset>, fta-session|pair|fixed, question-only, full-context, turn-rag, "
-                        "session-summary; NAME@K for another K (a K sweep)")
+                        "session-summary, null, verbatim (memories built without a model); NAME@K for another K "
+                        "(a K sweep)")
     c.add_argument("--cases", nargs="+", help="only these cases")
+    c.add_argument("--split", choices=["dev", "test"],
+                   help="LoCoMo's dev or test conversations, sessions 1-3 (tune on dev; test is reported only)")
     c.add_argument("--sessions", type=int, help="the first N sessions of each case (questions whose evidence is in them)")
     c.add_argument("--questions", type=int, help="the first N of those questions per case")
     c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
@@ -513,6 +516,12 @@ def cmd_eval(args, settings: Settings):
     from .evaluation.run import EvalConfig, run
     from .llm import make_llm
 
+    if args.split:
+        from .evaluation.splits import SESSIONS, SPLITS
+
+        if args.dataset != "locomo" or args.cases or args.sessions:
+            raise StoreError("--split is LoCoMo's and names the cases and sessions itself")
+        args.cases, args.sessions = list(SPLITS[args.split]), SESSIONS
     out = args.out or str(Path(settings.eval_dir) / f"{args.dataset}-{datetime.now():%Y%m%d-%H%M%S}")
     cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=out, cases=args.cases,
                      sessions=args.sessions, questions=args.questions, k=args.k,

@@ -8,15 +8,17 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .answering import answer
 from .config import Ablations, Settings
 from .construction import people
 from .embeddings import Embedder
 from .llm import LLM, call_context
-from .packet import MemoryPacket, build_packet, channel_turns, render, turn_lines
+from .packet import MemoryPacket
+from .pipeline import TurnIndex, retrieve, uses_turns
 from .prompts import load_prompt
-from .retrieval import (Cues, RewriteReply, Scored, cues_from, heuristic_cues, reply_vectors, score_candidates,
-                        turn_similarity)
+from .retrieval import Cues, RewriteReply, cues_from, heuristic_cues
 from .store import Store
 
 # The prompts one ask reads; their fixed instructions are kept on disk (``ftamem warm``).
@@ -64,14 +66,9 @@ class AskTrace:
         }
 
 
-def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool):
-    """The question's vector, the turns' (``turn_lines``) and, with ``replies``, the turns' as
-    replies to the question before them (``retrieval.reply_vectors``)."""
-    if not turns:
-        return embedder.encode([question])[0], None, None
-    lines = turn_lines(turns)
-    vectors = embedder.encode(lines)
-    return embedder.encode([question])[0], vectors, reply_vectors(embedder, turns, lines, vectors) if replies else None
+def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) -> tuple[np.ndarray, TurnIndex]:
+    """The question's vector and the case's turns embedded (``pipeline.TurnIndex``)."""
+    return embedder.encode([question])[0], TurnIndex.build(embedder, turns, replies)
 
 
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
@@ -82,18 +79,17 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         k, k_reason = settings.k_for(store.get_case(case_id).source_format)
     else:
         k_reason = "given for this question"
-    source_on = settings.source_similarity > 0 and not (ab.fact_only or ab.question_only)
+    source_on, channel_on = uses_turns(settings, ab)
     trace = AskTrace(case_id, question, settings={
         "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
-        "turn_channel": 0 if ab.fact_only or ab.question_only else settings.turn_channel,
-        "source_similarity": 0.0 if ab.fact_only or ab.question_only else settings.source_similarity,
+        "turn_channel": settings.turn_channel if channel_on else 0,
+        "source_similarity": settings.source_similarity if source_on else 0.0,
         "source_reply_context": source_on and settings.source_reply_context,
         "retrieve_archived": settings.retrieve_archived,
         "ablations": {n: v for n, v in ab.model_dump().items() if v}})
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
-    channel_on = bool(settings.turn_channel) and not (ab.fact_only or ab.question_only)
     all_turns = store.turns(case_id) if channel_on or source_on else []
     with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
@@ -120,26 +116,16 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
 
         started = time.perf_counter()
-        relevance, scores, channel = None, {}, []
-        if not ab.question_only:
-            question_vector, turn_vectors, replies = ahead.result()
-            vector = question_vector if trace.query == question else embedder.encode([trace.query])[0]
-            scored: Scored = score_candidates(store, case_id, vector, trace.cues, k=k, tau=settings.tau,
-                                              lam=settings.lam, pool=settings.candidate_pool, ablations=ab,
-                                              score_all_below=settings.score_all_below,
-                                              open_partials=settings.retrieve_open_partials,
-                                              archived=settings.retrieve_archived,
-                                              turn_similarity=turn_similarity(all_turns, turn_vectors, vector, replies)
-                                              if source_on else None, source_weight=settings.source_similarity)
-            trace.candidates, trace.kept_ids = scored.rows(), scored.kept_ids()
-            relevance = lambda texts: embedder.encode(texts) @ vector  # noqa: E731
-            if channel_on:
-                scores = scored.similarity()
-                channel = channel_turns(all_turns, turn_vectors, question_vector, settings.turn_channel, settings.tau)
-        trace.packet = build_packet(store, case_id, trace.kept_ids, settings.link_expansion, ab,
-                                    settings.auxiliary_limit, relevance, settings.tau, scores, channel,
-                                    archived=settings.retrieve_archived)
-        shown = render(trace.packet, ab, settings.packet_token_budget, llm.count_tokens)
+        if ab.question_only:
+            question_vector, turns = np.zeros(0), TurnIndex()
+        else:
+            question_vector, turns = ahead.result()
+        vector = question_vector if ab.question_only or trace.query == question else embedder.encode([trace.query])[0]
+        found = retrieve(store, case_id, vector, question_vector, trace.cues, embedder, settings, k=k, ablations=ab,
+                         turns=turns, count=llm.count_tokens)
+        if found.scored is not None:
+            trace.candidates, trace.kept_ids = found.scored.rows(), found.scored.kept_ids()
+        trace.packet, shown = found.packet, found.shown
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
         trace.channel_turn_ids = shown.channel_ids
         trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)

@@ -344,9 +344,10 @@ def _layout(primary: list[FTAUnit], neighbours: list[Neighbour], lines: dict[int
             out += [render_turn(t, ablations) for t in sources.get(u.id, []) if t.idx in turns]
         out += [render_turn(channel[i], ablations) for i in sorted(channel)]
         return "\n".join(out + notes) or "(nothing found)"
-    out = [HEADINGS["primary"]] + (unit_block(primary) or ["(none found)"])
-    for heading, block in (("linked", unit_block([n.unit for n in neighbours])), ("turns", turn_block(turns)),
-                           ("channel", turn_block(channel)), ("notes", notes)):
+    out = []
+    for heading, block in (("primary", unit_block(primary)), ("linked", unit_block([n.unit for n in neighbours])),
+                           ("turns", turn_block(turns)), ("channel", turn_block(channel)), ("notes", notes)):
         if block:
             out += [HEADINGS[heading]] + block
-    return "\n".join(out)
+    # turn-level RAG packs turns alone: an empty unit section is said only when nothing was found
+    return "\n".join(out or [HEADINGS["primary"], "(none found)"])

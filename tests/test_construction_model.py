@@ -7,7 +7,7 @@ import pytest
 from ftamem_core.cli import main
 from ftamem_core.store import Store
 
-from conftest import ESMEMEVAL
+from conftest import ESMEMEVAL, MODEL_DIR
 
 pytestmark = pytest.mark.model
 
@@ -75,24 +75,27 @@ def test_memory_and_cost_are_reported(built, capsys):
 TIGHT_BUDGET = 400  # tokens: on this 30-turn case a 1,000-token packet points to 81% of the turns
 
 
-def test_asked_packets_hold_as_much_gold_evidence_as_turn_rag_at_the_same_tokens(built, capsys, monkeypatch):
+def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens(built, capsys, monkeypatch):
     """Ask every sample question with evidence through the command line (rewrite, retrieval,
     packet, answer with the real model) with a tight packet budget, and compare the packet with
-    turn-level RAG given the same number of tokens (characters / 4) on the same case. Evidence in
-    the packet: the gold turns its units point to or whose words it shows. The packet must be
-    selective (at most half of the case's turns, so a packet holding the whole case cannot pass)
-    and hold as much gold evidence as turn-level RAG, give or take one question. Measured on this
-    build (11 units; the 0.5B's rewrites often repeat a phrase twenty times): 0.95 against 0.93
-    with the turn channel (the default), 0.48 without it; in session 13 0.83 against 0.93, with
-    source similarity and without it (``source_similarity = 0``) alike."""
+    turn-level RAG packed by the same rule into the same budget, counted by the same tokenizer.
+    Evidence shown: content recall (the gold turns whose words the text shows,
+    ``evaluation.content``). The packet must be selective (it points to at most half of the
+    case's turns, so a packet holding the whole case cannot pass) and show as much gold evidence
+    as turn-level RAG, give or take one question."""
+    from ftamem_core.config import LLMConfig, load_settings
     from ftamem_core.embeddings import Embedder
-    from ftamem_core.evaluation.evidence import TurnRAG, answerable
+    from ftamem_core.evaluation.content import content_recall
+    from ftamem_core.evaluation.evidence import answerable, rag_packet
+    from ftamem_core.llm import make_llm
+    from ftamem_core.pipeline import TurnIndex
 
     monkeypatch.setenv("FTAMEM_PACKET_TOKEN_BUDGET", str(TIGHT_BUDGET))
     store = Store(built)
-    embedder = Embedder()
-    rag = TurnRAG(store, "sample-maya", embedder)
-    turns = len(store.turns("sample-maya"))
+    embedder, settings = Embedder(), load_settings()
+    count = make_llm(LLMConfig(model="qwen2.5-0.5b"), MODEL_DIR).count_tokens
+    turns = TurnIndex.build(embedder, store.turns("sample-maya"), settings.source_reply_context)
+    text = {t.idx: t.text for t in turns.turns}
     fta, base, shares = [], [], []
     for q, gold in answerable(store, "sample-maya"):
         trace = cli_json(capsys, "--db", built, "--model", "qwen2.5-0.5b", "--json", "ask", "sample-maya", q.question)
@@ -103,12 +106,14 @@ def test_asked_packets_hold_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
         pointed = {i for uid in packet["shown_unit_ids"]
                    for i in range(units[uid]["evidence"]["start"], units[uid]["evidence"]["end"] + 1)}
         pointed |= set(packet["shown_turn_ids"])
-        fta.append(len(gold & pointed) / len(gold))
-        base.append(rag.packet(embedder.encode([q.question])[0], budget=len(packet["text"]) // 4).recall(gold)[0])
-        shares.append(len(pointed) / turns)
+        gold_text = [text[i] for i in gold]
+        fta.append(content_recall(packet["text"], gold_text))
+        rag = rag_packet(turns, embedder.encode([q.question])[0], settings, None, TIGHT_BUDGET, count)
+        base.append(content_recall(rag.text, gold_text))
+        shares.append(len(pointed) / len(text))
     n = len(fta)
     with capsys.disabled():
-        print(f"\nsample evidence recall over {n} questions at {TIGHT_BUDGET} tokens: packet {sum(fta) / n:.2f}, "
+        print(f"\nsample content recall over {n} questions at {TIGHT_BUDGET} tokens: packet {sum(fta) / n:.2f}, "
               f"turn-RAG at the same tokens {sum(base) / n:.2f}; packet points to {sum(shares) / n:.2f} of the turns")
     assert n >= 5
     assert sum(shares) / n <= 0.5

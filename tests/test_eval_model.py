@@ -30,7 +30,7 @@ def test_two_methods_on_the_es_memeval_sample_with_the_real_model(tmp_path, monk
     rag, bare = summary["methods"]["turn-rag"], summary["methods"]["question-only"]
     assert bare["evidence_recall"] == 0.0 < rag["evidence_recall"]
     assert rag["packet_tokens"] > 100 > bare["packet_tokens"]
-    assert "turn-rag - question-only" in summary["bootstrap"]
+    assert "turn-rag - question-only (F1)" in summary["bootstrap"]
     print(json.dumps({m: {"f1": s["overall"]["f1"], "bertscore": s["overall"]["bertscore_f1"],
                           "recall": s["evidence_recall"]} for m, s in summary["methods"].items()}))
     # a rerun answers nothing again

@@ -112,7 +112,7 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
     assert fta["construction"] == "bws" and fta["construction_cost"]["units"] > 0
     assert summary["methods"]["session-summary"]["construction_cost"]["units"] == 1  # one session, one summary
     assert summary["methods"]["turn-rag"]["construction_cost"] == {}
-    assert set(summary["bootstrap"]) == {f"fta - {m}" for m in METHODS[1:]}
+    assert set(summary["bootstrap"]) == {f"fta - {m} ({x})" for m in METHODS[1:] for x in ("F1", "content recall")}
     tables = (out / "tables.md").read_text()
     assert "Like Table 3" in tables and "LoCoMo official" in tables and "Like Table 5" in tables
     assert "1 = multi-hop" in tables and "Like Table 6" in tables

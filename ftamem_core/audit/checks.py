@@ -1,5 +1,7 @@
 """What the machine can check about a sampled unit without a model, shown beside the human
 scores as their own columns (they flag items for the annotator; they never replace a score).
+They read words with the evaluation's own rule (``evaluation.content``), not with the grounding
+helpers construction repairs units with, so a repaired unit does not pass by construction.
 
 Each check is True (passes), False (fails) or None (does not apply, e.g. no session date).
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..grounding import shares_content
+from ..evaluation.content import content_stems
 from ..models import FTAUnit, Turn
 from ..temporal import session_date, time_range
 
@@ -25,7 +27,9 @@ def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None,
     present = [t for t in span if t is not None]
     in_session = bool(span) and len(present) == len(span) and all(
         unit.evidence.session_id is None or t.session_id == unit.evidence.session_id for t in present)
-    fact_ok = shares_content(unit.fact.text, [t.text for t in present], speakers) if present else False
+    names = content_stems(" ".join(speakers))
+    fact_ok = bool((content_stems(unit.fact.text) - names) & content_stems(" ".join(t.text for t in present))) \
+        if present else False
 
     time_ok = None
     when, said = time_range(unit.time.event_time), session_date(session_time)

@@ -8,7 +8,10 @@ prompt (``prompts/answer.md``); only the memory shown differs:
 - ``full-context``: the case's turns (speaker, date, text), the latest that fit the model's window
   once the prompt and the answer's room are counted (how many were kept is recorded);
 - ``turn-rag``: the K raw turns (speaker, date, text) most similar to the question by
-  all-MiniLM-L6-v2 cosine;
+  all-MiniLM-L6-v2 cosine (with the reply context FTA-Mem's scoring has), packed into the same
+  token budget by the packet's own rule (``pipeline.turn_rag``);
+- ``null`` and ``verbatim``: FTA-Mem's retrieval and packet over a memory built without a model
+  (``evaluation.sanity``): information-free units over 12-turn blocks, and the turns' copies;
 - ``session-summary``: one LLM summary per session (``prompts/session_summary.md``, as MemoryBank
   keeps), the K most similar to the question by embedding.
 """
@@ -26,9 +29,11 @@ from ..inference import ask
 from ..llm import LLM, call_context
 from ..models import Question
 from ..packet import turn_lines
+from ..pipeline import TurnIndex, turn_rag
 from ..prompts import load_prompt
 from ..store import Store
 from ..temporal import spoken
+from .sanity import SANITY_MEMORIES
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,7 @@ def catalogue() -> dict[str, Method]:
     out = {"fta": Method("fta", "fta", "bws")}
     out.update({f"fta-{p}": Method(f"fta-{p}", "fta", "bws", p) for p in PRESETS if p != "full"})
     out.update({f"fta-{v}": Method(f"fta-{v}", "fta", v) for v in ("session", "pair", "fixed")})
+    out.update({m: Method(m, "fta", m) for m in SANITY_MEMORIES})
     out["question-only"] = Method("question-only", "question_only", None)
     out["full-context"] = Method("full-context", "full_context", None)
     out["turn-rag"] = Method("turn-rag", "turn_rag", None)
@@ -104,6 +110,7 @@ class Answered:
     retrieved: list[dict] = field(default_factory=list)
     note: str = ""
     seconds: float = 0.0
+    text: str = ""  # what the answering model was shown (content recall reads it)
 
 
 class CaseContext:
@@ -114,6 +121,7 @@ class CaseContext:
         self.turns = store.turns(case_id)
         self.lines = turn_lines(self.turns)
         self._vectors = None
+        self._index: TurnIndex | None = None
         self.summaries: dict[int, str] = {}
         self._summary_vectors = None
 
@@ -122,6 +130,12 @@ class CaseContext:
         if self._vectors is None:
             self._vectors = self.embedder.encode(self.lines)
         return self._vectors
+
+    def index(self, replies: bool) -> TurnIndex:
+        """The turns as ``pipeline.turn_rag`` ranks them (built once)."""
+        if self._index is None:
+            self._index = TurnIndex.build(self.embedder, self.turns, replies)
+        return self._index
 
 
 def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, settings: Settings, k: int,
@@ -137,17 +151,17 @@ def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, s
                         pointed | set(trace.shown_turn_ids),
                         [{"id": c["id"], "s_emb": c["s_emb"], "cue": c["cue"], "R": c["R"]}
                          for c in trace.candidates if c["id"] in trace.kept_ids],
-                        seconds=sum(trace.seconds.values()))
+                        seconds=sum(trace.seconds.values()), text=trace.packet_text)
     note, shown, retrieved = "", set(), []
     if method.kind == "question_only":
         text = "(no memory)"
     elif method.kind == "turn_rag":
+        index = ctx.index(settings.source_reply_context)
         q = ctx.embedder.encode([question.question])[0]
-        sims = ctx.vectors @ q
-        order = list(np.argsort(-sims, kind="stable")[:k])
-        text = "\n".join(ctx.lines[i] for i in sorted(order))  # in dialogue order
-        shown = {ctx.turns[i].idx for i in order}
-        retrieved = [{"turn": ctx.turns[i].idx, "cosine": round(float(sims[i]), 4)} for i in order]
+        shown_turns = turn_rag(index, q, settings, k, count=llm.count_tokens)
+        text, shown = shown_turns.text, set(shown_turns.turn_ids)
+        sims = index.similarity(q, settings.source_reply_context)
+        retrieved = [{"turn": i, "cosine": round(float(sims[i]), 4)} for i in shown_turns.turn_ids]
     elif method.kind == "full_context":
         overhead = sum(llm.count_tokens(m["content"]) for m in load_prompt("answer").messages(
             packet="", question=question.question))
@@ -183,4 +197,4 @@ def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, s
         prediction, cited, call = answer(llm, question.question, text, [], settings.answer_temperature,
                                          settings.answer_max_tokens)
     return Answered(prediction, cited, llm.count_tokens(text), call.prompt_tokens + call.completion_tokens, shown,
-                    retrieved, note, call.seconds)
+                    retrieved, note, call.seconds, text)

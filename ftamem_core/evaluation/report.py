@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..prompts import load_prompt
 from .metrics import ESMEMEVAL_CAPABILITIES, LOCOMO_CATEGORIES, PROTOCOLS, score_items, summarise
-from .stats import paired_cluster_bootstrap
+from .stats import paired_bootstrap
 
 LOCOMO_TABLE = (("4", "Single Hop"), ("1", "Multi Hop"), ("2", "Temporal"), ("3", "Open Domain"))
 ES_ORDER = ("IE", "TR", "CD", "Abs", "UM")
@@ -109,6 +109,7 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
         scored = scored_by_method[m]
         s = summarise(dataset, scored)
         recall = [r["evidence_recall"] for r in scored if r.get("evidence_recall") is not None]
+        content = [r["content_recall"] for r in scored if r.get("content_recall") is not None]
         construction = known[m.split("@")[0]].construction if m.split("@")[0] in known else None
         case_costs = costs.get(construction or "turns", {}) if construction else {}
         total = {k: sum(c[k] for c in case_costs.values()) for k in ("units", "calls", "tokens", "turns")} \
@@ -116,6 +117,8 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
         s.update({
             "questions": len(scored),
             "evidence_recall": round(sum(recall) / len(recall), 4) if recall else None,
+            "content_recall": round(sum(content) / len(content), 4) if content else None,
+            "seconds_per_question": round(sum(r.get("seconds") or 0 for r in scored) / len(scored), 1) if scored else None,
             "packet_tokens": round(sum(r["packet_tokens"] for r in scored) / len(scored), 1) if scored else None,
             "answer_stage_tokens": round(sum(r["answer_stage_tokens"] for r in scored) / len(scored), 1) if scored else None,
             "construction": construction,
@@ -135,17 +138,21 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
 
 
 def _bootstrap(dataset: str, methods: list[str], scored: dict[str, list[dict]]) -> dict:
+    """The first method minus each other one, paired by question and resampled within each case
+    (an interval with one case too): main F1 and content recall."""
     if len(methods) < 2:
         return {}
     ref = methods[0]
-    base = {(r["case"], r["qid"]): main_f1(dataset, r) for r in scored[ref]}
+    measures = {"F1": lambda r: main_f1(dataset, r), "content recall": lambda r: r.get("content_recall")}
     out = {}
-    for m in methods[1:]:
-        pairs = [(base[(r["case"], r["qid"])], main_f1(dataset, r), r["case"]) for r in scored[m]
-                 if base.get((r["case"], r["qid"])) is not None and main_f1(dataset, r) is not None]
-        if pairs:
-            a, b, clusters = zip(*pairs)
-            out[f"{ref} - {m}"] = paired_cluster_bootstrap(list(a), list(b), list(clusters), n_resamples=5000)
+    for label, value in measures.items():
+        base = {(r["case"], r["qid"]): value(r) for r in scored[ref]}
+        for m in methods[1:]:
+            pairs = [(base[(r["case"], r["qid"])], value(r), r["case"]) for r in scored[m]
+                     if base.get((r["case"], r["qid"])) is not None and value(r) is not None]
+            if pairs:
+                a, b, strata = zip(*pairs)
+                out[f"{ref} - {m} ({label})"] = paired_bootstrap(list(a), list(b), list(strata), n_resamples=5000)
     return out
 
 
@@ -196,11 +203,15 @@ def tables_markdown(summary: dict) -> str:
             lines.append(_row([m, *(_pct(per.get(c, {}).get("f1_official")) for c in LOCOMO_CATEGORIES),
                                _pct(s["overall"].get("f1_official_categories_1_4")), _pct(s["overall"]["f1_official"]),
                                "–" if s["overall"].get("judge") is None else _pct(s["overall"]["judge"])]))
-    head = ["Method", "Questions", "Units", "Token/Q (answer stage)", "Packet tokens", "Evidence recall"]
-    lines += ["", "## Like Table 5 (answer-stage cost) with evidence recall", "", _row(head), _rule(len(head))]
+    head = ["Method", "Questions", "Units", "Token/Q (answer stage)", "Seconds/Q", "Packet tokens",
+            "Content recall", "Pointer recall"]
+    lines += ["", "## Like Table 5 (answer-stage cost) with evidence recall", "",
+              "Content recall: gold turns whose words (60% of their content words) the text shown to the model "
+              "holds; pointer recall: gold turns it shows or points to.", "", _row(head), _rule(len(head))]
     for m, s in methods.items():
         lines.append(_row([m, str(s["questions"]), str(s["construction_cost"].get("units", "–")),
-                           str(s["answer_stage_tokens"]), str(s["packet_tokens"]),
+                           str(s["answer_stage_tokens"]), str(s.get("seconds_per_question", "–")), str(s["packet_tokens"]),
+                           "–" if s.get("content_recall") is None else f"{s['content_recall']:.3f}",
                            "–" if s["evidence_recall"] is None else f"{s['evidence_recall']:.3f}"]))
     built = {m: s for m, s in methods.items() if s["construction_cost"]}
     if built:
@@ -212,12 +223,12 @@ def tables_markdown(summary: dict) -> str:
             lines.append(_row([m, s["construction"], _pct(f1), *(str(c.get(k, "–")) for k in (
                 "units", "calls", "tokens", "calls_per_turn", "tokens_per_turn", "units_per_turn"))]))
     if summary["bootstrap"]:
-        head = ["Difference (main F1)", "Mean", "95% low", "95% high", "Clusters", "Questions"]
-        lines += ["", "## Paired cluster bootstrap (clusters: cases), percentage points", "", _row(head),
-                  _rule(len(head))]
+        head = ["Difference", "Mean", "95% low", "95% high", "Excludes 0", "Cases", "Questions"]
+        lines += ["", "## Paired bootstrap over questions (resampled within each case), percentage points", "",
+                  _row(head), _rule(len(head))]
         for name, b in summary["bootstrap"].items():
-            lines.append(_row([name, _pct(b["mean"]), _pct(b["low"]), _pct(b["high"]), str(b["clusters"]),
-                               str(b["questions"])]))
+            lines.append(_row([name, _pct(b["mean"]), _pct(b["low"]), _pct(b["high"]),
+                               "yes" if b["excludes_zero"] else "no", str(b["strata"]), str(b["questions"])]))
     notes = {m: s["notes"] for m, s in methods.items() if s["notes"]}
     if notes:
         lines += ["", "Notes:"] + [f"- {m}: {'; '.join(n)}" for m, n in notes.items()]

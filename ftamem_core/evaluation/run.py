@@ -31,7 +31,9 @@ from ..llm import LLM
 from ..loaders import load_file
 from ..models import CaseDocument, Question
 from ..store import Store
+from .content import content_recall
 from .methods import CaseContext, Method, method as find_method, run_method, summarise_sessions
+from .sanity import SANITY_MEMORIES, fill
 
 LLMFactory = Callable[[Callable | None], LLM]  # recorder -> LLM
 
@@ -194,6 +196,8 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
             Builder(store, llm, embedder, settings).build(doc.case.id, segmentation=construction)
         elif construction == "summary":
             ctx.summaries = summarise_sessions(store, doc.case.id, llm, settings)
+        elif construction in SANITY_MEMORIES and not store.units(doc.case.id):
+            fill(store, doc.case.id, construction, embedder, settings)  # no model call
         with lock:
             stores[key], contexts[key] = store, ctx
         return store, ctx
@@ -212,7 +216,8 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
                "capability": q.category if cfg.dataset == "esmemeval" else None, "evidence": q.evidence,
                "k": k, "retrieved": res.retrieved, "cited": res.cited, "packet_tokens": res.context_tokens,
                "answer_stage_tokens": res.answer_tokens, "seconds": round(res.seconds, 2), "note": res.note,
-               "evidence_recall": round(len(gold & res.source_turns) / len(gold), 4) if gold else None}
+               "evidence_recall": round(len(gold & res.source_turns) / len(gold), 4) if gold else None,
+               "content_recall": content_recall(res.text, [t.text for t in ctx.turns if t.idx in gold])}
         with write_lock:
             with open(predictions, "a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")

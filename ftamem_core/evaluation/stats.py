@@ -1,13 +1,45 @@
-"""Statistics for comparing methods: a paired cluster bootstrap of a score difference, and the
-correlation of per-dialogue gains with density (scipy for the coefficients and the bootstrap).
+"""Statistics for comparing methods: a paired bootstrap over questions stratified by
+conversation (the project's rule for calling a change an improvement), a paired cluster bootstrap
+of a score difference, and the correlation of per-dialogue gains with density (scipy for the
+coefficients and the bootstrap).
 
-Questions of one conversation are not independent, so the bootstrap resamples whole clusters
-(conversations or cases) with replacement and pairs each question's two scores.
+The stratified bootstrap resamples each conversation's questions with replacement, keeping every
+conversation's question count, so it gives an interval with one conversation too; the cluster
+bootstrap resamples whole conversations (a point with one).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+
+def stratified_bootstrap(values: list[float], strata: list, n_resamples: int = 10_000, seed: int = 0,
+                         confidence: float = 0.95) -> dict:
+    """Mean of ``values`` (one per question; a paired difference for a comparison) and its
+    bootstrap interval, resampling questions within each stratum (conversation)."""
+    if len(values) != len(strata) or not values:
+        raise ValueError("values and strata must be equally long and not empty")
+    x = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    totals = np.zeros(n_resamples)
+    for name in sorted(set(strata), key=str):
+        members = x[[i for i, s in enumerate(strata) if s == name]]
+        totals += members[rng.integers(0, len(members), size=(n_resamples, len(members)))].sum(axis=1)
+    means = totals / len(x)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return {"mean": float(x.mean()), "low": float(low), "high": float(high), "strata": len(set(strata)),
+            "questions": len(x), "resamples": n_resamples, "confidence": confidence}
+
+
+def paired_bootstrap(a: list[float], b: list[float], strata: list, **kwargs) -> dict:
+    """``a - b`` per question (the same questions, in the same order), stratified by conversation:
+    an improvement is claimed only when the interval excludes 0 (``excludes_zero``)."""
+    if len(a) != len(b):
+        raise ValueError("a and b must be equally long")
+    out = stratified_bootstrap([x - y for x, y in zip(a, b)], strata, **kwargs)
+    out["excludes_zero"] = out["low"] > 0 or out["high"] < 0
+    return out
 
 
 def paired_cluster_bootstrap(a: list[float], b: list[float], clusters: list, n_resamples: int = 10_000,

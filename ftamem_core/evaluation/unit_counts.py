@@ -1,0 +1,72 @@
+"""Counts of a built memory read off the stored units, apart from the construction's repairs.
+
+Nothing here calls segmentation, extraction, grounding or the speaker check: a count that used
+the function that repairs a unit would read 0 by construction. The counts flag what a reader
+checks by eye; the audit (``ftamem audit``) scores it. The word lists are English.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..store import Store
+from .content import content_stems
+
+# English: a fact that opens a sentence with one of these has no named subject of its own.
+PRONOUNS = {"it", "its", "we", "our", "she", "her", "he", "his", "they", "their", "this", "that", "these",
+            "those", "i", "my", "you", "your"}
+SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself)\b", re.I)
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z']+)")
+
+
+def pronoun_led(text: str) -> bool:
+    """A sentence of ``text`` opens with a pronoun (English)."""
+    return any(w.lower().split("'")[0] in PRONOUNS for w in _SENTENCE_START.findall(text))
+
+
+def is_copy(fact: str, turn_text: str, share: float = 0.8) -> bool:
+    """``fact`` is ``turn_text`` retold: each holds ``share`` of the other's content words."""
+    a, b = content_stems(fact), content_stems(turn_text)
+    return bool(a and b) and len(a & b) >= share * len(a) and len(a & b) >= share * len(b)
+
+
+def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: float = 0.92) -> dict:
+    turns = {t.idx: t for t in store.turns(case_id)}
+    units = store.units(case_id, construction_status=None)
+    final = [u for u in units if u.construction_status == "final"]
+    known = lambda v: v not in ("", "unknown")  # noqa: E731
+    copies = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
+              and is_copy(u.fact.text, turns[u.evidence.end].text)]
+    duplicates = []
+    if embedder is not None and len(units) > 1:
+        vectors = embedder.encode([u.fact.text for u in units])
+        sims = vectors @ vectors.T
+        for i in range(len(units)):
+            for j in range(i + 1, len(units)):
+                a, b = units[i].evidence, units[j].evidence
+                if a.start <= b.end and b.start <= a.end and sims[i, j] >= duplicate_cosine:
+                    duplicates.append((units[i].id, units[j].id))
+    links = store.links(case_id)
+    covered = {i for u in final for i in range(u.evidence.start, u.evidence.end + 1)} & turns.keys()
+    n = max(1, len(units))
+    return {
+        "units": len(final), "partial": len(units) - len(final), "turns": len(turns),
+        "units_per_turn": round(len(final) / max(1, len(turns)), 3),
+        "turns_covered": round(len(covered) / max(1, len(turns)), 3),
+        "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / n, 2),
+        "copies_of_a_turn": len(copies),
+        "with_feeling": sum(known(u.affect.emotion_or_state) for u in units),
+        "with_intention": sum(known(u.affect.intention_or_plan) for u in units),
+        "with_relation_cues": sum(known(u.affect.relation_cues) for u in units),
+        "with_event_time": sum(known(u.time.event_time) for u in units),
+        "with_orientation": sum(known(u.time.time_orientation) for u in units),
+        "pronoun_led": sum(pronoun_led(u.fact.text) for u in units),
+        "second_person": sum(bool(SECOND_PERSON.search(u.fact.text)) for u in units),
+        "under_3_content_words": sum(len(content_stems(u.fact.text)) < 3 for u in units),
+        "duplicate_pairs": len(duplicates),
+        "types": dict(Counter(u.fact.content_type for u in units).most_common()),
+        "links": len(links),
+        "link_relations": dict(Counter(link.relation for link in links).most_common()),
+        "link_confidence": dict(Counter(link.confidence for link in links).most_common()),
+    }

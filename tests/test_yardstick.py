@@ -1,0 +1,184 @@
+"""The yardstick (issue 38): content recall, the sanity memories, one packing for turn-level RAG
+and the packet, one retrieval pipeline, splits and the stratified paired bootstrap."""
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ftamem_core.config import PRESETS, load_settings
+from ftamem_core.evaluation.content import content_recall, content_stems
+from ftamem_core.evaluation.evidence import Shown, answerable, fta_packet, rag_packet
+from ftamem_core.evaluation.sanity import NULL_BLOCK, fill
+from ftamem_core.evaluation.splits import SPLITS, split_of
+from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap
+from ftamem_core.evaluation.unit_counts import is_copy, pronoun_led, unit_counts
+from ftamem_core.inference import ask
+from ftamem_core.llm import ScriptedLLM
+from ftamem_core.models import Session, SessionDocument, Turn, CaseDocument, Case
+from ftamem_core.packet import approx_tokens
+from ftamem_core.pipeline import TurnIndex
+
+from conftest import LOCOMO, make_doc, make_unit
+from scripted import HashEmbedder
+
+EMB = HashEmbedder()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# content recall -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shown, expected", [
+    ("Melanie: I ran a charity race for mental health last Saturday!", True),  # the turn itself
+    ("[m3] Melanie ran a charity race for mental health on Saturday (event)", True),  # retold, 5 of 6 words
+    ("Melanie ran a race.", False),  # 2 of 6 content words
+    ("Melanie and Caroline talked.", False),  # a pointer without words
+    ("", False),
+])
+def test_a_gold_turn_counts_when_the_packet_shows_60_percent_of_its_content_words(shown, expected):
+    turn = "I ran a charity race for mental health last Saturday!"
+    assert content_stems(turn) == {"ran", "chariti", "race", "mental", "health", "saturday"}
+    assert content_recall(shown, [turn]) == float(expected)
+
+
+def test_content_recall_averages_gold_turns_and_a_turn_without_content_words_needs_its_text():
+    assert content_recall("charity race mental health saturday ran", ["I ran a charity race for mental health",
+                                                                       "She went to the beach"]) == 0.5
+    assert content_recall("A: Me too!", ["Me too!"]) == 1.0 and content_recall("A: Yes.", ["Me too!"]) == 0.0
+    assert content_recall("anything", []) is None
+
+
+def test_shown_reports_content_and_pointer_recall_apart():
+    shown = Shown(pointed={1, 2}, text="[m1] A and B talked.", tokens=6)
+    assert shown.recall({1: "I adopted a puppy named Pixie", 2: "We adopted her from the shelter"}) == (0.0, 1.0)
+
+
+# sanity memories ----------------------------------------------------------------------------
+
+def test_the_null_memory_is_one_empty_unit_per_block_spanning_it(store):
+    store.ingest([make_doc("c1", sessions=2, turns=30)])
+    n = fill(store, "c1", "null", EMB, load_settings())
+    units = store.units("c1")
+    assert n == len(units) == 2 * 3  # 30 turns: blocks of 12, 12, 6 in each session
+    assert all(u.fact.text == "A and B talked." for u in units)
+    spans = sorted((u.evidence.start, u.evidence.end) for u in units)
+    assert spans[:3] == [(0, NULL_BLOCK - 1), (NULL_BLOCK, 2 * NULL_BLOCK - 1), (2 * NULL_BLOCK, 29)]
+    assert fill(store, "c1", "null", EMB, load_settings()) == n and len(store.units("c1")) == n  # replaces
+
+
+def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
+    doc = CaseDocument(case=Case(id="c2", name="c2"), sessions=[SessionDocument(
+        session=Session(source_id="s1", time="2025-03-01"),
+        turns=[Turn(role="user", speaker="Maya", text="I started a pottery class with my sister last week."),
+               Turn(role="user", speaker="Sam", text="Hi!"),
+               Turn(role="user", speaker="Sam", text="My dog Pixie loves the new park near our house.")])])
+    store.ingest([doc])
+    assert fill(store, "c2", "verbatim", EMB, load_settings()) == 2
+    facts = sorted(u.fact.text for u in store.units("c2"))
+    assert facts[0].startswith("Maya started a pottery class") and facts[1].startswith("Sam's dog Pixie")
+    with pytest.raises(ValueError):
+        fill(store, "c2", "random", EMB, load_settings())
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason="needs ../shared/data")
+def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_conversation(store):
+    """The rule the headline figure must pass: a memory that says nothing cannot match raw turns
+    (pointer recall gives it 0.9 here)."""
+    from ftamem_core.embeddings import Embedder
+    from ftamem_core.loaders import load_file
+
+    doc = next(d for d in load_file(LOCOMO) if d.case.id == "conv-26")
+    store.ingest([doc.model_copy(update={"sessions": doc.sessions[:3]})])
+    settings, embedder = load_settings(), Embedder()
+    fill(store, "conv-26", "null", embedder, settings)
+    turns = TurnIndex.build(embedder, store.turns("conv-26"), settings.source_reply_context)
+    text = {t.idx: t.text for t in turns.turns}
+    null, rag, pointer = [], [], []
+    for q, gold in answerable(store, "conv-26", {"1", "2", "3", "4"}):
+        v = embedder.encode([q.question])[0]
+        gold_text = {i: text[i] for i in gold}
+        c, p = fta_packet(store, "conv-26", q.question, v, embedder, settings, 25, 250, turns).recall(gold_text)
+        null.append(c)
+        pointer.append(p)
+        rag.append(rag_packet(turns, v, settings, None, 250).recall(gold_text)[0])
+    assert len(null) >= 15
+    assert np.mean(null) < np.mean(rag) < np.mean(pointer)
+
+
+# one packing, one pipeline ------------------------------------------------------------------
+
+@pytest.fixture
+def dialogue(store):
+    store.ingest([make_doc("c1", sessions=2, turns=8)])
+    turns = store.turns("c1")
+    return store, TurnIndex.build(EMB, turns, replies=True)
+
+
+def test_turn_rag_fills_its_budget_by_the_packets_rule_with_date_lines(dialogue):
+    store, turns = dialogue
+    q = EMB.encode(["c1 session 1 turn 3"])[0]
+    settings = load_settings()
+    for budget in (40, 80, 0):
+        shown = rag_packet(turns, q, settings, None, budget)
+        assert not budget or approx_tokens(shown.text) <= budget
+        assert "### said" in shown.text and "## Primary units" not in shown.text
+    assert len(rag_packet(turns, q, settings, 3, 0).pointed) == 3  # K turns at most
+    assert len(rag_packet(turns, q, settings, None, 40).pointed) < len(rag_packet(turns, q, settings, None, 0).pointed)
+
+
+def test_ask_and_the_benchmark_build_the_same_packet(dialogue):
+    store, turns = dialogue
+    units = [make_unit("c1", "A talked about turn 3 of session 1", 11, 12, session_id=store.sessions("c1")[1].id)]
+    store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    settings = load_settings(packet_token_budget=120)
+    question = "What did A say in c1 session 1 turn 3?"
+    trace = ask(store, "c1", question, ScriptedLLM([{"answer": "turn 3", "cited_unit_ids": []}]), EMB, settings,
+                ablations=PRESETS["no_rewrite"])
+    v = EMB.encode([question])[0]
+    bench = fta_packet(store, "c1", question, v, EMB, settings, settings.k_for("generic")[0], 120, turns,
+                       count=ScriptedLLM().count_tokens)
+    assert bench.text == trace.packet_text and trace.packet_text.strip()
+
+
+# statistics and splits ----------------------------------------------------------------------
+
+def test_the_stratified_bootstrap_gives_an_interval_with_one_case():
+    b = stratified_bootstrap([0.0, 1.0, 1.0, 0.0, 1.0], ["c"] * 5, n_resamples=2000)
+    assert b["low"] < b["mean"] == 0.6 < b["high"] and b["strata"] == 1
+
+
+def test_a_paired_difference_excludes_zero_only_when_it_holds_across_questions():
+    strata = ["a"] * 10 + ["b"] * 10
+    better = paired_bootstrap([1.0] * 18 + [0.0] * 2, [0.0] * 18 + [0.0] * 2, strata, n_resamples=2000)
+    mixed = paired_bootstrap([1.0, 0.0] * 10, [0.0, 1.0] * 10, strata, n_resamples=2000)
+    assert better["excludes_zero"] and not mixed["excludes_zero"]
+    assert mixed["low"] < 0 < mixed["high"]
+
+
+def test_the_splits_are_disjoint_and_named():
+    assert not set(SPLITS["dev"]) & set(SPLITS["test"])
+    assert split_of("conv-26") == "dev" and split_of("conv-43") == "test" and split_of("conv-48") == "other"
+
+
+# unit counts apart from the repairs ---------------------------------------------------------
+
+def test_unit_counts_call_none_of_the_construction_code():
+    construction = {"grounding", "extraction", "segmentation", "construction", "linking", "longitudinal", "quality"}
+    for name in ("unit_counts", "content"):
+        tree = ast.parse((ROOT / "ftamem_core" / "evaluation" / f"{name}.py").read_text())
+        imported = {(n.module or "").split(".")[-1] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not imported & construction, name
+
+
+def test_unit_counts_flag_what_a_reader_would(store):
+    store.ingest([make_doc("c1", sessions=1, turns=4)])
+    units = [make_unit("c1", "It has a blue roof on it.", 0, 0), make_unit("c1", "c1 session 0 turn 1", 1, 1),
+             make_unit("c1", "Maya thinks you should rest.", 2, 3)]
+    units[2].affect.emotion_or_state = "worried"
+    store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    c = unit_counts(store, "c1")
+    assert (c["pronoun_led"], c["copies_of_a_turn"], c["second_person"], c["with_feeling"]) == (1, 1, 1, 1)
+    assert pronoun_led("Maya went home. She slept.") and not pronoun_led("Maya went home.")
+    assert is_copy("Maya adopted a puppy named Pixie", "I adopted a puppy named Pixie!") \
+        and not is_copy("Maya adopted a puppy", "I adopted a puppy named Pixie from the shelter downtown")

@@ -322,6 +322,14 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     created = json.loads(capsys.readouterr().out)
     assert created["seed"] == 9 and created["items"] == 4
     items = audit.items(store, created["id"])
+    sheet = tmp_path / "sheet.txt"
+    audit.score(store, items[0]["id"], "zed", {"fact": 0, "time": 0, "affect": 0} if items[0]["kind"] == "unit"
+                else {"relatedness": 0}, "zed's private note")
+    assert main(["--db", db, "audit", "sheet", str(created["id"]), "--out", str(sheet)]) == 0
+    text = sheet.read_text()
+    assert all(f"#{i['id']}," in text for i in items) and "item,fact,time,affect,relatedness,comment" in text
+    assert "zed's private note" not in text and "automatic checks" not in text  # blind: no scores, no checks
+    capsys.readouterr()
     for name, value in (("ana.csv", 2), ("ben.csv", 1)):
         path = tmp_path / name
         with open(path, "w", newline="") as f:
@@ -336,7 +344,7 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     bad.write_text(f"item,fact,time,affect\n{first},2,2,2\n{second},5,2,2\n")
     assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "cy", "--from", str(bad)]) == 1
     assert "line 3" in capsys.readouterr().err
-    assert audit.progress(store, created["id"])["annotators"] == {"ana": 4, "ben": 4}  # nothing of cy's written
+    assert audit.progress(store, created["id"])["annotators"] == {"ana": 4, "ben": 4, "zed": 1}  # nothing of cy's written
     assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "cy"]) == 1  # not a terminal
     assert "--from" in capsys.readouterr().err
     out_csv = tmp_path / "scores.csv"
@@ -344,7 +352,7 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
                  "--by", "ana"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["table"][0]["Fact"] == 1.5 and rep["agreement"]["Fact"]["percent"] == 0.0
-    assert len(list(csv.DictReader(out_csv.read_text().splitlines()))) == 8
+    assert len(list(csv.DictReader(out_csv.read_text().splitlines()))) == 9  # zed scored one item
     assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "ana", "--from", str(tmp_path / "ana.csv")]) == 1
     assert "seen the round's report" in capsys.readouterr().err
     assert main(["--db", db, "audit", "list"]) == 0

@@ -3,6 +3,7 @@
     ftamem audit new CASE|--all --units N --pairs M [--seed S]
     ftamem audit list
     ftamem audit score ROUND --as NAME [--from FILE.csv]
+    ftamem audit sheet ROUND [--out FILE]
     ftamem audit report ROUND [ROUND ...] [--json] [--csv FILE]
 """
 
@@ -33,6 +34,10 @@ def add_parser(sub, command) -> None:
     s.add_argument("--as", dest="annotator", required=True, metavar="NAME", help="the annotator's name")
     s.add_argument("--from", dest="source", metavar="FILE.csv",
                    help="columns item, fact, time, affect (units) or relatedness (pairs), comment")
+    h = verbs.add_parser("sheet", help="the round's items as text for an annotator working offline (blind: no "
+                                       "scores, no automatic checks), with a CSV header for 'score --from'")
+    h.add_argument("round", type=int)
+    h.add_argument("--out", metavar="FILE", help="write the sheet to FILE (default: print it)")
     r = verbs.add_parser("report", help="means like the paper's audit table, agreement, disagreements")
     r.add_argument("round", type=int, nargs="+")
     r.add_argument("--csv", metavar="FILE", help="also write every score as CSV")
@@ -40,7 +45,8 @@ def add_parser(sub, command) -> None:
 
 
 def run(args, store, who: str):
-    return {"new": _new, "list": _list, "score": _score, "report": _report}[args.verb](args, store, who)
+    return {"new": _new, "list": _list, "score": _score, "sheet": _sheet, "report": _report}[args.verb](args, store,
+                                                                                                       who)
 
 
 def _new(args, store, who):
@@ -86,6 +92,30 @@ def _score(args, store, who):
         break
     done = audit.progress(store, args.round)
     return done, f"{args.annotator}: {done['annotators'].get(args.annotator, 0)} of {done['items']} items scored"
+
+
+RUBRIC = ("Score each criterion 0, 1 or 2 by reading the unit against its turns: 2 fully correct and grounded, "
+          "1 partly correct but usable, 0 wrong or unsupported. Units: fact (the fact is what the turns say, of the "
+          "right person), time (the time fields: when it happened, said, orientation, completion), affect (the "
+          "feeling, intention and relations where the turns state or clearly imply them; 'unknown' where they "
+          "do is wrong). Pairs: relatedness (the relation holds between the two units as labelled).")
+
+
+def _sheet(args, store, who):
+    """Every item of the round as an annotator reads it, without anyone's scores or the checks."""
+    listed = audit.items(store, args.round)
+    parts = [f"audit round {args.round}: {len(listed)} items", RUBRIC,
+             "Answer as CSV with the header: item,fact,time,affect,relatedness,comment "
+             "(item = the # number; leave the criteria an item does not have empty)."]
+    for item in listed:
+        view = audit.item_view(store, item["id"], who)
+        parts.append(render_item({**view, "checks": {}}, len(listed)))
+    text = "\n".join(parts) + "\n"
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+        return {"items": len(listed), "out": args.out}, f"wrote {len(listed)} items to {args.out}"
+    return {"items": len(listed), "sheet": text}, text
 
 
 def _ask(prompt: str) -> int | None:

@@ -234,6 +234,7 @@ def main() -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--case", help="case id (default: the file's first)")
     where.add_argument("--split", choices=sorted(SPLITS), help=f"LoCoMo's {', '.join(SPLITS)} split, sessions 1-{SESSIONS}")
+    p.add_argument("--only", nargs="+", metavar="CASE", help="with --split: only these of its cases (say so when reporting)")
     p.add_argument("--sessions", type=int, help="only the first N sessions")
     p.add_argument("--memory", nargs="+", choices=MEMORIES, default=list(MEMORIES),
                    help="the memories to measure (fta: built with the model; null, verbatim: without)")
@@ -255,6 +256,10 @@ def main() -> None:
     args = p.parse_args()
     if args.split:
         args.dataset, args.sessions, case_ids = "locomo", SESSIONS, list(SPLITS[args.split])
+        if args.only:
+            if not set(args.only) <= set(case_ids):
+                sys.exit(f"--only: not all of {', '.join(args.only)} are in the {args.split} split")
+            case_ids = [c for c in case_ids if c in args.only]
     else:
         case_ids = [args.case]
     if args.db and len(case_ids) > 1:

@@ -182,3 +182,28 @@ def test_unit_counts_flag_what_a_reader_would(store):
     assert pronoun_led("Maya went home. She slept.") and not pronoun_led("Maya went home.")
     assert is_copy("Maya adopted a puppy named Pixie", "I adopted a puppy named Pixie!") \
         and not is_copy("Maya adopted a puppy", "I adopted a puppy named Pixie from the shelter downtown")
+
+
+# results as data ----------------------------------------------------------------------------
+
+def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
+    import json
+
+    from ftamem_core.evaluation.results import BEGIN, END, write
+
+    base = {"commit": "abc", "settings_digest": "d1", "split": "test", "cases": ["conv-43"], "sessions": 3,
+            "builds": {"conv-43": "conv-43-s3.db"}, "measured": "2026-12-05", "model": "qwen2.5-1.5b",
+            "benchmark": "evidence", "n": 18}
+    old = {**base, "commit": "old", "budget": 250, "method": "fta", "metric": "content_recall", "value": 0.1,
+           "low": 0.0, "high": 0.2}
+    rows = [old] + [{**base, "budget": b, "method": m, "metric": "content_recall", "value": v, "low": v - 0.1,
+                     "high": v + 0.1} for b in (250, 500) for m, v in (("fta", 0.62), ("turn-rag", 0.7))]
+    (tmp_path / "evidence.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# X\n\n{BEGIN}\nold table\n{END}\n\nrest\n")
+    write(tmp_path, tmp_path / "RESULTS.md", readme)
+    docs = (tmp_path / "RESULTS.md").read_text()
+    assert "| fta | 0.62 [0.52, 0.72] | 0.62 [0.52, 0.72] |" in docs and "0.10" not in docs  # the newest run only
+    assert "test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
+    text = readme.read_text()
+    assert "old table" not in text and "| turn-rag | 0.70 [0.60, 0.80]" in text and text.endswith("rest\n")

@@ -66,7 +66,8 @@ def factory(pipeline, calls: list):
     return make
 
 
-METHODS = ["fta", "fta-no_links", "fta@3", "question-only", "full-context", "turn-rag", "session-summary"]
+METHODS = ["fta", "fta-no_links", "fta@3", "question-only", "full-context", "turn-rag", "session-summary", "null",
+           "verbatim"]
 
 
 def test_the_catalogue_has_every_ask_preset_the_variants_and_the_baselines():
@@ -106,6 +107,11 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
     assert all(r["evidence_recall"] == 1.0 for r in by_method["full-context"])  # one session fits the window
     assert all(r["k"] == 3 for r in by_method["fta@3"]) and all(r["k"] == 25 for r in by_method["fta"])
     assert all(len(r["retrieved"]) <= 25 and r["retrieved"] for r in by_method["turn-rag"])
+    assert all(r["packet_tokens"] <= SETTINGS.packet_token_budget for r in by_method["turn-rag"])  # one packing
+    assert all(r["content_recall"] is not None for r in rows)
+    # the sanity memories are built without a model call and answered by FTA-Mem's retrieval
+    assert summary["methods"]["null"]["construction_cost"]["calls"] == 0
+    assert summary["methods"]["verbatim"]["construction_cost"]["units"] > 0
     assert all("f1_official" in r and "judge" in r for r in rows)
     assert set(summary["methods"]) == set(METHODS)
     fta = summary["methods"]["fta"]
@@ -118,9 +124,9 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
     assert "1 = multi-hop" in tables and "Like Table 6" in tables
     charts = (out / "charts.html").read_text()
     assert "Plotly.newPlot" in charts and "<script src=" not in charts and len(charts) > 1_000_000  # inlined, offline
-    # fta and its presets share one build; the summary baseline has its own store
+    # fta and its presets share one build; the summary baseline and each sanity memory have their own store
     dbs = sorted(p.name for p in (out / "cache").glob("*.db"))
-    assert len(dbs) == 3 and any("-bws-" in d for d in dbs) and any("-summary-" in d for d in dbs)
+    assert len(dbs) == 5 and all(any(f"-{c}-" in d for d in dbs) for c in ("bws", "summary", "null", "verbatim"))
     bws = Store(next((out / "cache").glob("*-bws-*.db")))
     assert len(bws._rows("SELECT id FROM builds")) == 1
 

@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = command("eval", "answer a benchmark's questions with several methods and score them (resumable)")
     c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)
     c.add_argument("--data", required=True, help="the dataset file (e.g. ../shared/data/locomo/locomo10.json)")
-    c.add_argument("--method", nargs="+", default=["fta", "turn-rag"], dest="methods", metavar="M",
+    c.add_argument("--method", nargs="+", default=["fta", "turn-rag", "verbatim", "null"], dest="methods", metavar="M",
                    help="fta, fta-<preset>, fta-session|pair|fixed, question-only, full-context, turn-rag, "
                         "session-summary, null, verbatim (memories built without a model); NAME@K for another K "
                         "(a K sweep)")

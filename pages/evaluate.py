@@ -16,7 +16,7 @@ runs = sorted((p for p in root.glob("*") if (p / "summary.json").is_file()), key
 if not runs:
     st.info("No evaluation runs yet. Start one from the command line, for example:")
     st.code(".venv/bin/ftamem eval --dataset esmemeval --data ../shared/data/es-memeval-format/sample_case.json "
-            "--method fta turn-rag question-only", language="bash")
+            "--method fta turn-rag verbatim null", language="bash")
     st.stop()
 
 
@@ -52,12 +52,16 @@ if dataset == "locomo":
                    "1-4": s["overall"].get("f1_official_categories_1_4"), "all": s["overall"]["f1_official"]}
                   for m, s in summary["methods"].items()], hide_index=True)
 st.subheader("Cost and evidence (like Tables 5 and 6)")
-st.dataframe([{"method": m, "questions": s["questions"], "evidence recall": s["evidence_recall"],
+st.caption("Content recall: the gold turns whose words the text shown to the model holds (the headline); "
+           "pointer recall: the gold turns it shows or points to. null and verbatim are memories built without a "
+           "model: a figure they reach measures little.")
+st.dataframe([{"method": m, "questions": s["questions"], "content recall": s.get("content_recall"),
+               "pointer recall": s["evidence_recall"],
                "packet tokens": s["packet_tokens"], "answer-stage tokens / question": s["answer_stage_tokens"],
                "construction": s["construction"], **s["construction_cost"], "notes": "; ".join(s["notes"])}
               for m, s in summary["methods"].items()], hide_index=True)
 if summary["bootstrap"]:
-    st.subheader("Paired cluster bootstrap of the main F1 (clusters: cases)")
+    st.subheader("Paired bootstrap over questions, resampled within each case (95%)")
     st.dataframe([{"difference": k, **v} for k, v in summary["bootstrap"].items()], hide_index=True)
 for figure in figures(summary):
     st.plotly_chart(figure, width="stretch")

@@ -137,7 +137,7 @@ class Settings(BaseModel):
     answer_temperature: float = 0.0
     construction_max_tokens: int = 2048
     # The longest fact (characters) the extraction schema lets the model write; the bound stops a
-    # looping model. 800 let conv-44's long facts through but cost recall and tokens (README).
+    # looping model. 800 let conv-44's long facts through but cost recall and tokens (docs/decisions.md).
     fact_max_chars: int = Field(STATEMENT_CHARS, ge=40)
     # A fragment with at least this many words must yield a unit (0: the model may return none).
     min_unit_words: int = Field(25, ge=0)

@@ -1,5 +1,5 @@
 """The methods an evaluation compares. All are answered by the same model with the same answer
-prompt (``prompts/answer.md``); only the memory shown differs:
+prompt (``prompt_files/answer.md``); only the memory shown differs:
 
 - ``fta``: FTA-Mem as ``ftamem ask`` runs it (rewrite, retrieval, packet, answer), K from the
   case's dataset unless given; ``fta-<preset>``: each ablation preset of ``ftamem ask``;
@@ -9,7 +9,7 @@ prompt (``prompts/answer.md``); only the memory shown differs:
   once the prompt and the answer's room are counted (how many were kept is recorded);
 - ``turn-rag``: the K raw turns (speaker, date, text) most similar to the question by
   all-MiniLM-L6-v2 cosine;
-- ``session-summary``: one LLM summary per session (``prompts/session_summary.md``, as MemoryBank
+- ``session-summary``: one LLM summary per session (``prompt_files/session_summary.md``, as MemoryBank
   keeps), the K most similar to the question by embedding.
 """
 

@@ -25,8 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
     p.add_argument("--db", help="SQLite database (default: setting db_path)")
     p.add_argument("--config", help="TOML settings file")
-    p.add_argument("--llm", choices=["embedded", "openai"], help="LLM backend")
-    p.add_argument("--model", help="embedded model name or GGUF path, or the server's model name")
+    p.add_argument("--llm", choices=["embedded", "openai", "scripted"],
+                   help="LLM backend (scripted: a test double, no language model: every call of a stage gets "
+                        "the reply the JSON file given as --model holds for it; for tests and smoke checks)")
+    p.add_argument("--model", help="embedded model name or GGUF path, or the server's model name "
+                                   "(scripted: the JSON file {stage: reply})")
     p.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--json", action="store_true", help="print JSON")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -167,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = settings_from(args)
+        if settings.llm.backend == "scripted" and args.command in _MODEL_COMMANDS:
+            print(f"ftamem: backend scripted (a test double): replies are read from {settings.llm.model}, "
+                  "no language model runs", file=sys.stderr)
         if args.command != "purge-expired":
             _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
@@ -180,11 +186,23 @@ def main(argv: list[str] | None = None) -> int:
 
         if isinstance(e, LLMError):
             return _fail(str(e))
+        if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] in _OPTIONAL:
+            package, extra = _OPTIONAL[e.name.split(".")[0]]
+            return _fail(f"{args.command} needs {package}, an optional dependency: "
+                         f"pip install 'ftamem-studio[{extra}]'")
         return _fail(f"{e.__class__.__name__}: {e}")
     if out is not None:
         data, text = out
         print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
     return 0
+
+
+# Commands that call the language model (the scripted backend says so when they run).
+_MODEL_COMMANDS = {"check-llm", "warm", "build", "ask", "eval", "density"}
+# Modules of the optional dependencies (pyproject.toml's extras): module -> (package, extra).
+_OPTIONAL = {"sklearn": ("scikit-learn", "eval"), "scipy": ("scipy", "eval"), "krippendorff": ("krippendorff", "eval"),
+             "nltk": ("nltk", "eval"), "bert_score": ("bert-score", "eval"), "plotly": ("plotly", "eval"),
+             "pyvis": ("pyvis", "app"), "streamlit": ("streamlit", "app")}
 
 
 def _fail(message: str) -> int:

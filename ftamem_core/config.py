@@ -21,6 +21,18 @@ from .vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
+
+def default_model_dir() -> str:
+    """Where the embedded models' GGUF files are joined (setting ``model_dir``): the checkout's
+    ``.cache/models`` when ftamem_core runs from a checkout (scripts/install, run and test keep them
+    there), else the user's cache, ``$XDG_CACHE_HOME/ftamem/models`` (``~/.cache/ftamem/models``),
+    never a folder inside site-packages. ``FTAMEM_MODEL_DIR`` overrides it, as any setting."""
+    if (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "scripts" / "install").is_file():
+        return str(PROJECT_ROOT / ".cache" / "models")
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return str(Path(cache) / "ftamem" / "models")
+
+
 # Named embedded models: the GGUF files shipped as byte chunks on PyPI (see modelfiles.py).
 EMBEDDED_MODELS = ("qwen2.5-1.5b", "qwen2.5-0.5b")
 
@@ -203,7 +215,7 @@ class Settings(BaseModel):
     # ingested (None: kept until erased by hand); checked when the app or a command starts.
     retention_days: int | None = Field(None, ge=1)
     # Models
-    model_dir: str = str(PROJECT_ROOT / ".cache" / "models")
+    model_dir: str = Field(default_factory=default_model_dir)
     embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2
     embedding_batch_size: int = 64
     llm: LLMConfig = Field(default_factory=LLMConfig)

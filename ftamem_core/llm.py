@@ -12,6 +12,7 @@ invalid or truncated output is retried ``max_retries`` times, then fails naming 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -255,6 +256,32 @@ def forget_prompts() -> int:
                 model.cache.cache_state.clear()
             model.reset()
     return len(loaded)
+
+
+def close_models(timeout: float = 1.0) -> int:
+    """Free every loaded embedded model now and forget it (the next call loads it again); run at
+    exit. Left to ``Llama.__del__`` at interpreter shutdown, llama.cpp's memory is freed after the
+    modules it calls are torn down, and each model prints a traceback. A model still answering in
+    a daemon thread after ``timeout`` seconds is left alone (freeing it under the call could crash
+    the process). Returns how many were closed."""
+    with _LOADING:
+        loaded = list(_LOADED.values())
+        _LOADED.clear()
+    closed = 0
+    for model, lock in loaded:
+        if not lock.acquire(timeout=timeout):
+            continue
+        # The lock stays held: a caller that fetched this model before it was forgotten waits
+        # instead of calling into freed memory.
+        try:
+            model.close()
+            closed += 1
+        except Exception:  # noqa: BLE001 - nothing to report to at exit
+            pass
+    return closed
+
+
+atexit.register(close_models)
 
 
 def _prefix_cache(capacity_bytes: int):

@@ -1,4 +1,5 @@
-"""Prompt files under ``prompts/``: a ``=== system`` part and a ``=== user`` part.
+"""Prompt files in ``ftamem_core/prompt_files/`` (package data, shipped in the wheel): a
+``=== system`` part and a ``=== user`` part.
 
 Placeholders are ``{{name}}``. Each file puts its fixed instructions first and the
 per-call material last, so that servers with prefix caching (llama.cpp, vLLM) reuse the prefix.
@@ -12,9 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
-PROMPT_DIR = Path(__file__).resolve().parents[1] / "prompts"
+# Package data: found the same way in a checkout, an editable install and an installed wheel.
+PROMPT_DIR = resources.files(__package__).joinpath("prompt_files")
 _SECTION = re.compile(r"^=== (system|user)\s*$", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 

@@ -6,7 +6,6 @@ import json
 import math
 from collections import Counter
 
-import numpy as np
 import pytest
 
 from ftamem_core import audit, consent, privacy

@@ -13,9 +13,7 @@ from ftamem_core import auth
 from ftamem_core.cli import main
 from ftamem_core.config import LLMConfig
 from ftamem_core.editing import history
-from ftamem_core.ingest import ingest_file
 from ftamem_core.llm import LLMError, OpenAICompatLLM
-from ftamem_core.store import Store
 
 from conftest import ROOT, SAMPLE
 from test_pages import app, built, open_page  # noqa: F401 (app is a fixture)

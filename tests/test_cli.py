@@ -102,3 +102,46 @@ def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, 
     code, out, _ = run(capsys, "--db", str(tmp_path / "m.db"), "--llm", "openai", "--base-url", "http://127.0.0.1:9/v1",
                        "--json", "warm")
     assert code == 0 and json.loads(out)["prompts"] == {}
+
+
+# The settings a build with tests/scripted_replies.json needs: it writes one unit per fragment (no
+# more asked for, no turn units added) whose fact is in no turn (not dropped as ungrounded).
+SCRIPTED_BUILD_ENV = {"FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}
+
+
+def test_the_scripted_backend_builds_and_answers_and_says_it_is_a_test_double(tmp_path, capsys, monkeypatch):
+    from ftamem_core.embeddings import Embedder
+
+    from scripted import HashEmbedder
+
+    monkeypatch.setattr(Embedder, "from_settings", classmethod(lambda cls, settings: HashEmbedder()))
+    for name, value in SCRIPTED_BUILD_ENV.items():
+        monkeypatch.setenv(name, value)
+    db, script = str(tmp_path / "m.db"), str(ROOT / "tests" / "scripted_replies.json")
+    assert run(capsys, "--db", db, "ingest", str(SAMPLE), "--consent", "granted", "--by", "test")[0] == 0
+    scripted = ["--db", db, "--llm", "scripted", "--model", script, "--json"]
+    code, out, err = run(capsys, *scripted, "build", "sample-daniel", "--quiet")
+    assert code == 0, err
+    assert err.startswith("ftamem: backend scripted (a test double)") and "no language model runs" in err
+    report = json.loads(out)
+    assert report["status"] == "done" and report["units"] > 0 and report["sessions_built"] == 3
+    code, out, _ = run(capsys, *scripted, "units", "sample-daniel")
+    assert {u["fact"]["text"] for u in json.loads(out)} == {"Scripted reply: a fact no model wrote."}
+    code, out, err = run(capsys, *scripted, "ask", "sample-daniel", "When was the diagnosis?")
+    assert code == 0 and json.loads(out)["answer"] == "Scripted answer (no model)." and "test double" in err
+    code, out, err = run(capsys, "--db", db, "--json", "cases")  # no model: no notice
+    assert code == 0 and err == ""
+
+
+def test_a_missing_optional_dependency_names_its_extra(tmp_path, capsys, monkeypatch):
+    import ftamem_core.evaluation.metrics as metrics
+
+    def no_nltk(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'nltk'", name="nltk")
+
+    monkeypatch.setattr(metrics, "score_items", no_nltk)
+    rows = tmp_path / "p.jsonl"
+    rows.write_text(json.dumps({"question": "q", "answer": "a", "prediction": "a", "category": 1}) + "\n")
+    code, _, err = run(capsys, "score", "locomo", str(rows))
+    assert code == 1 and err == ("ftamem: error: score needs nltk, an optional dependency: "
+                                 "pip install 'ftamem-studio[eval]'\n")

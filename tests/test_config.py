@@ -56,3 +56,19 @@ def test_k_follows_the_cases_dataset():
     s = load_settings(environ={}, top_k=7, top_k_locomo=30)
     assert s.k_for("locomo")[0] == 30 and "top_k_locomo" in s.k_for("locomo")[1]
     assert s.k_for("esmemeval")[0] == 7 and s.k_for("")[0] == 7
+
+
+def test_model_dir_is_the_checkouts_cache_here_and_the_users_cache_when_installed(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from ftamem_core import config
+
+    root = Path(__file__).resolve().parents[1]
+    assert load_settings(environ={}).model_dir == str(root / ".cache" / "models")  # scripts/install's place
+    monkeypatch.setattr(config, "PROJECT_ROOT", tmp_path / "site-packages")  # an installed wheel
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert load_settings(environ={}).model_dir == str(tmp_path / "cache" / "ftamem" / "models")
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert load_settings(environ={}).model_dir == str(tmp_path / "home" / ".cache" / "ftamem" / "models")
+    assert load_settings(environ={"FTAMEM_MODEL_DIR": "/models"}).model_dir == "/models"

@@ -3,7 +3,6 @@ built memory shared and cached, resume after a kill."""
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 

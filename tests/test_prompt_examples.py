@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SHARED_DATA
+from ftamem_core.prompts import PROMPT_DIR
 
-PROMPTS = sorted((ROOT / "prompts").glob("*.md"))
+PROMPTS = sorted(p for p in PROMPT_DIR.iterdir() if p.name.endswith(".md"))
 CALENDAR = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
             "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 
@@ -56,5 +57,5 @@ def test_no_prompt_shares_a_six_word_phrase_with_the_data(data_text):
 
 def test_partial_means_underspecified_as_in_the_paper():
     for name in ("extraction", "coverage"):
-        text = " ".join((ROOT / "prompts" / f"{name}.md").read_text(encoding="utf-8").split())
+        text = " ".join(PROMPT_DIR.joinpath(f"{name}.md").read_text(encoding="utf-8").split())
         assert "underspecified" in text and "continues beyond" not in text, name

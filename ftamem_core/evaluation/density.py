@@ -1,6 +1,6 @@
 """Turn-level information density (the paper's Table 1 and its density-gain analysis, Table 4).
 
-Each turn is annotated by the LLM (``prompts/density.md``: factual, entity, temporal and
+Each turn is annotated by the LLM (``prompt_files/density.md``: factual, entity, temporal and
 support-process anchor counts, implicitness 1-3, a low-information flag), one call per turn,
 cached in a JSONL file so an interrupted annotation resumes. Dialogue-level density is the mean
 per turn. ``gain_correlations`` relates each dialogue's F1 gain of one method over another to

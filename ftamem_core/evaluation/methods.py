@@ -1,5 +1,5 @@
 """The methods an evaluation compares. All are answered by the same model with the same answer
-prompt (``prompts/answer.md``); only the memory shown differs:
+prompt (``prompt_files/answer.md``); only the memory shown differs:
 
 - ``fta``: FTA-Mem as ``ftamem ask`` runs it (rewrite, retrieval, packet, answer), K from the
   case's dataset unless given; ``fta-<preset>``: each ablation preset of ``ftamem ask``;
@@ -12,7 +12,7 @@ prompt (``prompts/answer.md``); only the memory shown differs:
   token budget by the packet's own rule (``pipeline.turn_rag``);
 - ``null`` and ``verbatim``: FTA-Mem's retrieval and packet over a memory built without a model
   (``evaluation.sanity``): information-free units over 12-turn blocks, and the turns' copies;
-- ``session-summary``: one LLM summary per session (``prompts/session_summary.md``, as MemoryBank
+- ``session-summary``: one LLM summary per session (``prompt_files/session_summary.md``, as MemoryBank
   keeps), the K most similar to the question by embedding.
 """
 

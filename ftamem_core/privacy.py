@@ -272,9 +272,14 @@ def erasures(store: Store) -> list[dict]:
 # Retention -------------------------------------------------------------------------------
 
 
+def check_retention(days: int | None) -> None:
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or
+                             not 1 <= days <= MAX_RETENTION_DAYS):
+        raise StoreError(f"retention is a number of days from 1 to {MAX_RETENTION_DAYS}, or none")
+
+
 def set_retention(store: Store, case_id: str, days: int | None) -> None:
-    if days is not None and days < 1:
-        raise StoreError("retention is a number of days from 1 up, or none")
+    check_retention(days)
     with store.transaction():
         if store.conn.execute("UPDATE cases SET retention_days = ? WHERE id = ?", (days, case_id)).rowcount == 0:
             raise NotFound(f"no case {case_id!r}")
@@ -289,17 +294,34 @@ def expires_at(created_at: str, days: int | None) -> datetime | None:
     return created + timedelta(days=days)
 
 
-def expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
-    """Cases past their retention (their own, else ``default_days``)."""
+def expired(store: Store, default_days: int | None = None, now: datetime | None = None,
+            skipped: list[str] | None = None) -> list[str]:
+    """Cases past their retention (their own, else ``default_days``). A case whose end cannot be
+    worked out (a date that is not one, a sum past year 9999) is left alone and its id added to
+    ``skipped``: one bad row must not stop every command."""
     now = now or datetime.now(timezone.utc)
-    rows = store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id")
-    return [r["id"] for r in rows
-            if (end := expires_at(r["created_at"], r["retention_days"] or default_days)) is not None and end <= now]
+    gone = []
+    for r in store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id"):
+        try:
+            end = expires_at(r["created_at"], r["retention_days"] or default_days)
+        except (TypeError, ValueError, OverflowError):
+            if skipped is not None:
+                skipped.append(r["id"])
+            continue
+        if end is not None and end <= now:
+            gone.append(r["id"])
+    return gone
 
 
-def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
-    """Erase every expired case; returns their ids."""
-    gone = expired(store, default_days, now)
+def skipped_message(case_ids: list[str]) -> str:
+    return (f"retention could not be evaluated for case(s) {', '.join(map(repr, case_ids))} (a creation date or "
+            "retention that is not valid); they were not erased: set their retention on the Privacy page")
+
+
+def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None,
+                  skipped: list[str] | None = None) -> list[str]:
+    """Erase every expired case; returns their ids (see ``expired`` for ``skipped``)."""
+    gone = expired(store, default_days, now, skipped)
     for case_id in gone:
         erase_case(store, case_id, who="retention", reason="retention period over")
     return gone

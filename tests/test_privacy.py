@@ -437,3 +437,51 @@ def test_item1_units_pointing_at_another_cases_session_are_refused(tmp_path):
     with pytest.raises(StoreError, match="not part of this case"):
         privacy.import_case(store, doc)
     _other_case_still_works(store)
+
+
+# Issue 40 item 2: one retention value must not brick the CLI or the app ---------------------
+
+
+def test_item2_retention_is_bounded_everywhere(tmp_path, capsys):
+    from pydantic import ValidationError
+
+    from ftamem_core.config import load_settings
+
+    db = str(tmp_path / "m.db")
+    sample = str(ROOT / "data" / "sample_case.json")
+    assert main(["--db", db, "ingest", sample, "--retention-days", "999999999"]) == 1
+    assert "from 1 to 36500" in capsys.readouterr().err
+    assert main(["--db", db, "ingest", sample, "--retention-days", "36500"]) == 0
+    assert main(["--db", db, "cases"]) == 0
+    store = Store(db)
+    with pytest.raises(StoreError, match="from 1 to 36500"):
+        privacy.set_retention(store, "sample-daniel", 3_000_000)
+    with pytest.raises(ValidationError):
+        load_settings(db_path=db, retention_days=999999999)
+
+
+@pytest.mark.parametrize("column, value", [("created_at", "not a date"), ("created_at", "9999-12-30"),
+                                           ("retention_days", 999999999)])
+def test_item2_a_case_whose_retention_cannot_be_evaluated_is_skipped_and_said(tmp_path, capsys, column, value):
+    db = str(tmp_path / "m.db")
+    store = Store(db)
+    store.ingest([make_doc("bad"), make_doc("old")])
+    privacy.set_retention(store, "bad", 30)
+    privacy.set_retention(store, "old", 30)
+    store.conn.execute("UPDATE cases SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = 'old'")
+    store.conn.execute(f"UPDATE cases SET {column} = ? WHERE id = 'bad'", (value,))  # as an older version stored it
+    assert main(["--db", db, "cases"]) == 0
+    err = capsys.readouterr().err
+    assert "erased case 'old'" in err and "could not be evaluated for case(s) 'bad'" in err
+    assert main(["--db", db, "purge-expired"]) == 0
+    assert "'bad'" in capsys.readouterr().out
+    assert main(["--db", db, "erase", "bad", "--yes", "--by", "Dr. Lee"]) == 0
+    assert main(["--db", db, "purge-expired"]) == 0
+    assert "no case past its retention period" in capsys.readouterr().out
+
+
+def test_item2_the_app_shows_no_traceback():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] in ("type", "none")

@@ -3,11 +3,13 @@
 import streamlit as st
 
 import ui
+from ftamem_core import privacy
 from ftamem_core.config import LLMConfig
 from ftamem_core.llm import health_check
 
 st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
-ui.purge_expired()
+if skipped := ui.purge_expired():
+    st.warning(ui.plain(privacy.skipped_message(skipped)))
 user = ui.sign_in()  # stops here with the sign-in form when it is required
 
 page = st.navigation({

@@ -51,8 +51,11 @@ def active_store() -> Store:
 
 @st.cache_resource
 def purge_expired() -> list[str]:
-    """Retention is enforced when the app starts (once per process)."""
-    return privacy.purge_expired(active_store(), settings().retention_days)
+    """Retention is enforced when the app starts (once per process); returns the cases it could
+    not evaluate (privacy.expired)."""
+    skipped: list[str] = []
+    privacy.purge_expired(active_store(), settings().retention_days, skipped=skipped)
+    return skipped
 
 
 @st.cache_resource

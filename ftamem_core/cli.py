@@ -253,11 +253,14 @@ def _purge_expired(settings: Settings) -> None:
     """Retention is enforced whenever a command starts (on an existing store)."""
     from pathlib import Path
 
-    from .privacy import purge_expired
+    from .privacy import purge_expired, skipped_message
 
     if Path(settings.db_path).exists():
-        for case_id in purge_expired(_open(settings), settings.retention_days):
+        skipped: list[str] = []
+        for case_id in purge_expired(_open(settings), settings.retention_days, skipped=skipped):
             print(f"ftamem: erased case {case_id!r}: its retention period is over", file=sys.stderr)
+        if skipped:
+            print(f"ftamem: warning: {skipped_message(skipped)}", file=sys.stderr)
 
 
 def cmd_ingest(args, settings: Settings):
@@ -493,10 +496,12 @@ def cmd_erase(args, settings: Settings):
 
 
 def cmd_purge_expired(args, settings: Settings):
-    from .privacy import purge_expired
+    from .privacy import purge_expired, skipped_message
 
-    gone = purge_expired(_open(settings), settings.retention_days)
-    return {"erased": gone}, "\n".join(f"erased {c}" for c in gone) or "no case past its retention period"
+    skipped: list[str] = []
+    gone = purge_expired(_open(settings), settings.retention_days, skipped=skipped)
+    text = "\n".join([f"erased {c}" for c in gone] + ([skipped_message(skipped)] if skipped else []))
+    return {"erased": gone, "skipped": skipped}, text or "no case past its retention period"
 
 
 def cmd_hash_password(args, settings: Settings):

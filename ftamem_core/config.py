@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import STATEMENT_CHARS
+from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
 from .vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -213,7 +213,7 @@ class Settings(BaseModel):
     prompt_turn_chars: int = Field(16_000, ge=0)
     # Privacy: a case with no retention of its own is erased this many days after it was
     # ingested (None: kept until erased by hand); checked when the app or a command starts.
-    retention_days: int | None = Field(None, ge=1)
+    retention_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
     # Models
     model_dir: str = Field(default_factory=default_model_dir)
     embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2

@@ -8,8 +8,9 @@ from pathlib import Path
 from .loaders import Format, LoadError, load_file, transcript
 from .loaders.common import Reader, parse_time
 from .models import Session, SessionDocument, Turn
+from .privacy import check_retention
 from . import consent
-from .store import OnExists, Store, StoreError
+from .store import OnExists, Store
 
 
 def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",
@@ -26,8 +27,7 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
             raise LoadError(path, "", f"no case {', '.join(sorted(missing))} in the file")
         docs = [d for d in docs if d.case.id in only]
     if retention_days is not None:
-        if retention_days < 1:
-            raise StoreError("retention is a number of days from 1 up")
+        check_retention(retention_days)
         docs = [d.model_copy(update={"case": d.case.model_copy(update={"retention_days": retention_days})})
                 for d in docs]
     with store.transaction():  # the cases and their consent, or nothing

@@ -78,6 +78,10 @@ def utcnow() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+# A retention longer than a century is a typo, and one past year 9999 breaks every date sum.
+MAX_RETENTION_DAYS = 36_500
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -90,7 +94,7 @@ class Case(Record):
     # Benchmark profile (basic_info, social relationships, speakers) kept for evaluation.
     profile: dict = Field(default_factory=dict)
     created_at: str = Field(default_factory=utcnow)
-    retention_days: int | None = Field(default=None, ge=1)  # erased this many days after created_at
+    retention_days: int | None = Field(default=None, ge=1, le=MAX_RETENTION_DAYS)  # erased this many days after created_at
 
 
 class Session(Record):

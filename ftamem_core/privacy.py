@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from .models import utcnow
+from .models import MAX_RETENTION_DAYS, utcnow
 from .store import CaseExists, NotFound, Store, StoreError
 
 EXPORT_FORMAT = "ftamem-case-export"
@@ -76,8 +76,11 @@ def write_export(store: Store, case_id: str, path: str | Path) -> Path:
 
 
 def import_case(store: Store, document: dict) -> str:
-    """Restore an exported case with its own ids; refused when the case exists or its ids are
-    taken (import into a store that never held it). Returns the case id."""
+    """Restore an exported case, refused when the case exists. Every row gets a new id of this
+    store and every reference is remapped (a file's ids are not trusted: one id of 2**63-1 would
+    exhaust AUTOINCREMENT for every case); every field is checked against the store's models and a
+    reference to a row not in the file is refused. One transaction: nothing is written on failure.
+    Returns the case id."""
     if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
         raise StoreError("not an FTA-Mem case export (no 'format': 'ftamem-case-export')")
     if document.get("version") != EXPORT_VERSION:
@@ -90,24 +93,121 @@ def import_case(store: Store, document: dict) -> str:
     unknown = set(tables) - set(CASE_TABLES)
     if unknown:
         raise StoreError(f"the export has tables this store does not know: {', '.join(sorted(unknown))}")
+    new_ids: dict[str, dict[int, int]] = {t: {} for t in CASE_TABLES}
     with store._lock:
         try:
             with store.transaction():
                 for table in CASE_TABLES:
-                    columns = {r["name"] for r in store._rows(f"PRAGMA table_info({table})")}
-                    for row in tables.get(table, []):
-                        if not isinstance(row, dict) or not set(row) <= columns:
-                            raise StoreError(f"a {table} row has fields this store does not know")
-                        if (row.get("id") if table == "cases" else row.get("case_id")) != case_id:
-                            raise StoreError(f"a {table} row belongs to another case")
-                        store.conn.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                                           tuple(_decode(v) for v in row.values()))
+                    columns = {r["name"]: r for r in store._rows(f"PRAGMA table_info({table})")}
+                    rows = tables.get(table) or []
+                    if not isinstance(rows, list):
+                        raise StoreError(f"the export's {table} is not a list of rows")
+                    for row in rows:
+                        _import_row(store, table, columns, row, case_id, new_ids)
                 store.new_vector_token(case_id)
         except sqlite3.IntegrityError as e:
-            raise StoreError(f"the export's ids clash with this store's ({e}); import into a store that never "
-                             "held them") from None
+            raise StoreError(f"the export does not fit this store ({e})") from None
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"the export could not be stored ({e})") from None
         store.vectors.drop(case_id)
     return case_id
+
+
+# Columns holding another imported row's id: (table, column) -> the table it points into.
+_REFS = {
+    ("turns", "session_id"): "sessions", ("segments", "session_id"): "sessions", ("units", "session_id"): "sessions",
+    ("unit_vectors", "unit_id"): "units", ("links", "source"): "units", ("links", "target"): "units",
+    ("semantic_memory", "session_id"): "sessions", ("support_memory", "session_id"): "sessions",
+    ("build_sessions", "session_id"): "sessions", ("build_sessions", "build_id"): "builds",
+    ("llm_calls", "build_id"): "builds",
+}
+_HISTORY_OBJECTS = {"unit": "units", "link": "links", "session": "sessions"}
+_SQL_TYPES = {"INTEGER": (int,), "TEXT": (str,), "REAL": (int, float), "BLOB": (bytes,)}
+
+
+def _import_row(store: Store, table: str, columns: dict, row, case_id: str, new_ids: dict) -> None:
+    if not isinstance(row, dict) or not set(row) <= set(columns):
+        raise StoreError(f"a {table} row has fields this store does not know")
+    if (row.get("id") if table == "cases" else row.get("case_id")) != case_id:
+        raise StoreError(f"a {table} row belongs to another case")
+    row = {k: _decode(v) for k, v in row.items()}
+    old_id = row.pop("id", None) if table != "cases" else None
+    for name, col in columns.items():
+        value = row.get(name)
+        if value is None:
+            if col["notnull"] and name != "id" and (table, name) != ("unit_vectors", "unit_id"):
+                raise StoreError(f"a {table} row has no {name}")
+        elif isinstance(value, bool) or not isinstance(value, _SQL_TYPES.get(col["type"], (object,))):
+            raise StoreError(f"a {table} row's {name} is not of type {col['type']}")
+    for (t, name), target in _REFS.items():
+        if t == table and row.get(name) is not None:
+            row[name] = _new_id(new_ids, target, row[name], table)
+    if table in ("semantic_memory", "support_memory"):
+        try:
+            ids = json.loads(row.get("source_unit_ids") or "[]")
+        except ValueError:
+            raise StoreError(f"a {table} row's source_unit_ids is not a list of ids") from None
+        if not isinstance(ids, list):
+            raise StoreError(f"a {table} row's source_unit_ids is not a list of ids")
+        row["source_unit_ids"] = json.dumps([_new_id(new_ids, "units", i, table) for i in ids])
+    if table == "history" and row.get("object") in _HISTORY_OBJECTS:
+        # A deleted unit's or link's history stays, pointing at no row: a negative id (never a
+        # real one) keeps its entries together without claiming an id this store will hand out.
+        gone = new_ids.setdefault("gone", {})
+        key = (row["object"], row.get("object_id"))
+        row["object_id"] = new_ids[_HISTORY_OBJECTS[row["object"]]].get(key[1]) or gone.setdefault(key, -1 - len(gone))
+    _validate(store, table, {**row, "id": 1 if table != "cases" else row.get("id")})
+    cur = store.conn.execute(f"INSERT INTO {table} ({', '.join(map(_quote, row))}) VALUES ({', '.join('?' * len(row))})",
+                             tuple(row.values()))
+    if old_id is not None:
+        new_ids[table][old_id] = cur.lastrowid
+
+
+def _quote(column: str) -> str:
+    return f'"{column}"'
+
+
+def _new_id(new_ids: dict, target: str, old, table: str) -> int:
+    if isinstance(old, bool) or not isinstance(old, int) or old not in new_ids[target]:
+        raise StoreError(f"a {table} row refers to {target} row {old!r}, which is not part of this case's export")
+    return new_ids[target][old]
+
+
+def _validate(store: Store, table: str, row: dict) -> None:
+    """The row read back as the store reads it, so a value of the wrong shape or range is refused
+    here rather than breaking a command or page later."""
+    from pydantic import ValidationError
+
+    from .models import Build, CallRecord, Case, Link, Question, Segment, SemanticEntry, Session, SupportEntry, Turn
+    from .store import _unit_from_row
+
+    j = lambda f: json.loads(row[f])  # noqa: E731
+    checks = {
+        "cases": lambda: (Case(**{k: v for k, v in row.items() if k != "last_build_at"} | {"profile": j("profile")}),
+                          expires_at(row["created_at"], MAX_RETENTION_DAYS)),
+        "sessions": lambda: Session(**{**row, "meta": j("meta")}),
+        "turns": lambda: Turn(**row),
+        "questions": lambda: Question(**{**row, "evidence": j("evidence"), "meta": j("meta")}),
+        "segments": lambda: Segment(**{**row, "provisional": bool(row["provisional"])}),
+        "units": lambda: _unit_from_row(row),
+        "unit_vectors": lambda: len(row["vector"]) == store.vectors.dim * 4 or _bad("a vector has the wrong size"),
+        "links": lambda: Link(**row),
+        "semantic_memory": lambda: SemanticEntry(**{**row, "source_unit_ids": j("source_unit_ids")}),
+        "support_memory": lambda: SupportEntry(**{**row, "source_unit_ids": j("source_unit_ids")}),
+        "builds": lambda: Build(**{**row, "settings": j("settings")}),
+        "llm_calls": lambda: CallRecord(**row),
+        "consent_log": lambda: row["state"] in ("granted", "withdrawn") or _bad("a consent state is unknown"),
+    }
+    try:
+        if table in checks:
+            checks[table]()
+    except (ValidationError, ValueError, TypeError, KeyError, OverflowError) as e:
+        first = str(e).splitlines()[0] if str(e) else e.__class__.__name__
+        raise StoreError(f"a {table} row is not valid ({first})") from None
+
+
+def _bad(message: str):
+    raise ValueError(message)
 
 
 def read_import(store: Store, path: str | Path) -> str:
@@ -172,9 +272,14 @@ def erasures(store: Store) -> list[dict]:
 # Retention -------------------------------------------------------------------------------
 
 
+def check_retention(days: int | None) -> None:
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or
+                             not 1 <= days <= MAX_RETENTION_DAYS):
+        raise StoreError(f"retention is a number of days from 1 to {MAX_RETENTION_DAYS}, or none")
+
+
 def set_retention(store: Store, case_id: str, days: int | None) -> None:
-    if days is not None and days < 1:
-        raise StoreError("retention is a number of days from 1 up, or none")
+    check_retention(days)
     with store.transaction():
         if store.conn.execute("UPDATE cases SET retention_days = ? WHERE id = ?", (days, case_id)).rowcount == 0:
             raise NotFound(f"no case {case_id!r}")
@@ -189,17 +294,34 @@ def expires_at(created_at: str, days: int | None) -> datetime | None:
     return created + timedelta(days=days)
 
 
-def expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
-    """Cases past their retention (their own, else ``default_days``)."""
+def expired(store: Store, default_days: int | None = None, now: datetime | None = None,
+            skipped: list[str] | None = None) -> list[str]:
+    """Cases past their retention (their own, else ``default_days``). A case whose end cannot be
+    worked out (a date that is not one, a sum past year 9999) is left alone and its id added to
+    ``skipped``: one bad row must not stop every command."""
     now = now or datetime.now(timezone.utc)
-    rows = store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id")
-    return [r["id"] for r in rows
-            if (end := expires_at(r["created_at"], r["retention_days"] or default_days)) is not None and end <= now]
+    gone = []
+    for r in store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id"):
+        try:
+            end = expires_at(r["created_at"], r["retention_days"] or default_days)
+        except (TypeError, ValueError, OverflowError):
+            if skipped is not None:
+                skipped.append(r["id"])
+            continue
+        if end is not None and end <= now:
+            gone.append(r["id"])
+    return gone
 
 
-def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None) -> list[str]:
-    """Erase every expired case; returns their ids."""
-    gone = expired(store, default_days, now)
+def skipped_message(case_ids: list[str]) -> str:
+    return (f"retention could not be evaluated for case(s) {', '.join(map(repr, case_ids))} (a creation date or "
+            "retention that is not valid); they were not erased: set their retention on the Privacy page")
+
+
+def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None,
+                  skipped: list[str] | None = None) -> list[str]:
+    """Erase every expired case; returns their ids (see ``expired`` for ``skipped``)."""
+    gone = expired(store, default_days, now, skipped)
     for case_id in gone:
         erase_case(store, case_id, who="retention", reason="retention period over")
     return gone

@@ -8,6 +8,7 @@ import streamlit as st
 import ui
 from ftamem_core import auth, consent, privacy
 from ftamem_core.editing import delete_session_memory, history
+from ftamem_core.models import MAX_RETENTION_DAYS
 from ftamem_core.store import StoreError
 
 case_id = ui.require_case()
@@ -55,14 +56,22 @@ with st.expander("Consent log"):
 st.subheader("Retention")
 case = store.get_case(case_id)
 default_days = ui.settings().retention_days
-end = privacy.expires_at(case.created_at, case.retention_days or default_days)
-st.text(f"Ingested {case.created_at}; " + (f"erased automatically after {end.isoformat(timespec='minutes')}"
-                                          if end else "kept until erased by hand"))
-days = st.number_input("Retention in days (0: none)", min_value=0, value=case.retention_days or 0, step=30)
+try:
+    end = privacy.expires_at(case.created_at, case.retention_days or default_days)
+    st.text(f"Ingested {case.created_at}; " + (f"erased automatically after {end.isoformat(timespec='minutes')}"
+                                              if end else "kept until erased by hand"))
+except (ValueError, OverflowError):
+    st.warning(ui.plain(privacy.skipped_message([case_id])))
+days = st.number_input("Retention in days (0: none)", min_value=0, max_value=MAX_RETENTION_DAYS,
+                       value=min(case.retention_days or 0, MAX_RETENTION_DAYS), step=30)
 
 
 def save_retention() -> None:
-    privacy.set_retention(store, case_id, int(days) or None)
+    try:
+        privacy.set_retention(store, case_id, int(days) or None)
+    except StoreError as e:
+        ui.flash("error", e)
+        return
     ui.flash("success", "Retention saved.")
 
 

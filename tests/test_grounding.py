@@ -181,3 +181,14 @@ def test_told_share_is_low_for_a_fact_made_of_what_peers_say_to_each_other():
                       turns, peers) == 0.25
     assert told_share("Oskar rewrote the bus timetable.", turns, peers) == 1.0
     assert told_share("Ilse likes opera.", turns, peers) == 1.0  # nothing found: the support check's case
+
+
+def test_item3_addressing_is_linear_on_long_whitespace():
+    import time
+
+    from ftamem_core.grounding import addressed, unaddressed
+
+    for text in ("\n" * 100_000, " " * 100_000, "," + " " * 100_000):
+        start = time.perf_counter()
+        assert not addressed(text, "Caroline") and unaddressed(text, "Caroline") == text
+        assert time.perf_counter() - start < 2

@@ -522,3 +522,13 @@ def test_an_ask_while_a_build_holds_the_model_says_so(app):
         assert status.label.startswith("Answered in")
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("page", ["pages/cases.py", "pages/privacy.py"])
+def test_item2_a_case_with_a_broken_retention_breaks_no_page(app, page):
+    store = Store(app)
+    ingest_file(store, SAMPLE)
+    store.conn.execute("UPDATE cases SET created_at = 'not a date', retention_days = 30")
+    at = open_page(page)
+    assert not at.exception, at.exception
+    assert any("could not be evaluated" in w.value for w in at.warning)

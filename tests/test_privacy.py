@@ -331,3 +331,157 @@ def test_store_files_are_readable_by_their_owner_only(tmp_path):
     for path in files:
         expected = 0o700 if path.is_dir() else 0o600
         assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+# Issue 40 item 1: a crafted import ---------------------------------------------------------
+
+BIG = 2**63 - 1
+
+
+def _crafted(tmp_path, change):
+    """The export of a built case 'x', changed by ``change(tables)``."""
+    doc = privacy.export_case(built(Store(tmp_path / "src.db"), "x"), "x")
+    change(doc["tables"])
+    return doc
+
+
+def _other_case_still_works(store):
+    """Rebuild (scripted), add a unit, withdraw consent and log an access in case c1; then erase it."""
+    from ftamem_core.auth import access_log, log_access
+
+    pipeline = Pipeline(seg_size=2)
+    pipeline.extraction = lambda m: {"memory_units": [_echo(m)]}
+    Builder(store, pipeline.llm(), HashEmbedder(), SETTINGS).build("c1", from_scratch=True)
+    assert store.units("c1")
+    assert store.add_units("c1", [make_unit("c1", "one more")], random_vectors(1))
+    consent.record(store, "c1", "withdrawn", "test")
+    assert consent.state(store, "c1")["state"] == "withdrawn"
+    log_access(store, "c1", "Dr. Lee", "view")
+    assert access_log(store, "c1")[-1]["action"] == "view"
+    privacy.erase_case(store, "c1", "Dr. Lee")
+    assert not store.case_exists("c1")
+
+
+@pytest.mark.parametrize("table", ["units", "consent_log", "access_log"])
+def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, table):
+    def huge(tables):  # one more row, with the largest id SQLite has
+        if table == "access_log":
+            tables["access_log"] = [{"id": 1, "case_id": "x", "who": "a", "action": "view", "detail": "", "at": utcnow()}]
+        tables[table].append({**tables[table][-1], "id": BIG})
+    doc = _crafted(tmp_path, huge)
+    store = built(Store(tmp_path / "m.db"), "c1")  # a store that already holds another case
+    assert privacy.import_case(store, doc) == "x"
+    assert max(r["id"] for r in store._rows(f"SELECT {privacy._ROW_KEY.get(table, 'id')} AS id FROM {table}")) < 1000
+    assert len(store.units("x")) == len(doc["tables"]["units"])
+    privacy.erase_case(store, "x", "Dr. Lee")
+    _other_case_still_works(store)
+
+
+def test_item1_import_remaps_every_reference(tmp_path):
+    source = built(Store(tmp_path / "src.db"), "x")
+    a, b = [u.id for u in source.units("x")[:2]]
+    source.add_links("x", [Link(source=b, target=a, relation="supports")])
+    source.save_semantic("x", [SemanticEntry(kind="situation", text="s", source_unit_ids=[a, b], updated_at=utcnow())])
+    doc = privacy.export_case(source, "x")
+    store = built(Store(tmp_path / "m.db"), "c1")
+    privacy.import_case(store, doc)
+    units = store.units("x")
+    ids = {u.id for u in units}
+    sessions = {s.id for s in store.sessions("x")}
+    assert not ids & {u.id for u in store.units("c1")} and len(units) == len(source.units("x"))
+    assert {u.evidence.session_id for u in units} <= sessions
+    assert {s.session_id for s in store.segments("x")} <= sessions
+    assert all({link.source, link.target} <= ids for link in store.links("x")) and store.links("x")
+    assert set(store.semantic("x")[0].source_unit_ids) <= ids
+    assert store.index("x").ids() == ids
+    assert [u.fact.text for u in units] == [u.fact.text for u in source.units("x")]
+
+
+def _session_of_c1(tables, store):
+    tables["units"][0]["session_id"] = store.sessions("c1")[0].id
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t["units"][0].update(session_id=999), "not part of this case"),
+    (lambda t: t["links"].append({"id": 5, "case_id": "x", "source": 1, "target": 10**6, "relation": "supports",
+                                  "confidence": "high", "time": None, "created_at": utcnow()}), "not part of"),
+    (lambda t: t["semantic_memory"].append({"id": 9, "case_id": "x", "kind": "situation", "text": "t",
+                                            "source_unit_ids": "[123456]", "updated_at": utcnow(),
+                                            "session_id": None}), "not part of"),
+    (lambda t: t["units"][0].update(evidence_start="three"), "not of type INTEGER"),
+    (lambda t: t["units"][0].update(participants="not json"), "not valid"),
+    (lambda t: t["units"][0].update(content_type="anything"), "not valid"),
+    (lambda t: t["sessions"][0].update(meta="[1]"), "not valid"),
+    (lambda t: t["consent_log"][0].update(state="maybe"), "not valid"),
+    (lambda t: t["cases"][0].update(created_at="not a date"), "not valid"),
+    (lambda t: t["cases"][0].update(retention_days=999999999), "not valid"),
+    (lambda t: t["unit_vectors"][0].update(vector={"base64": "AAAA"}), "not valid"),
+    (lambda t: t["turns"][0].update(text=None), "has no text"),
+])
+def test_item1_a_crafted_import_is_refused_and_writes_nothing(tmp_path, change, message):
+    doc = _crafted(tmp_path, change)
+    store = built(Store(tmp_path / "m.db"), "c1")
+    before = privacy.case_counts(store, "c1")
+    with pytest.raises(StoreError, match=message):
+        privacy.import_case(store, doc)
+    assert not store.case_exists("x") and store._rows("SELECT count(*) AS n FROM units")[0]["n"] == before["units"]
+    _other_case_still_works(store)
+
+
+def test_item1_units_pointing_at_another_cases_session_are_refused(tmp_path):
+    store = Store(tmp_path / "m.db")
+    store.ingest([make_doc("d")])  # c1's session ids are then not the file's own
+    built(store, "c1")
+    doc = _crafted(tmp_path, lambda t: _session_of_c1(t, store))
+    assert doc["tables"]["units"][0]["session_id"] not in {s["id"] for s in doc["tables"]["sessions"]}
+    with pytest.raises(StoreError, match="not part of this case"):
+        privacy.import_case(store, doc)
+    _other_case_still_works(store)
+
+
+# Issue 40 item 2: one retention value must not brick the CLI or the app ---------------------
+
+
+def test_item2_retention_is_bounded_everywhere(tmp_path, capsys):
+    from pydantic import ValidationError
+
+    from ftamem_core.config import load_settings
+
+    db = str(tmp_path / "m.db")
+    sample = str(ROOT / "data" / "sample_case.json")
+    assert main(["--db", db, "ingest", sample, "--retention-days", "999999999"]) == 1
+    assert "from 1 to 36500" in capsys.readouterr().err
+    assert main(["--db", db, "ingest", sample, "--retention-days", "36500"]) == 0
+    assert main(["--db", db, "cases"]) == 0
+    store = Store(db)
+    with pytest.raises(StoreError, match="from 1 to 36500"):
+        privacy.set_retention(store, "sample-daniel", 3_000_000)
+    with pytest.raises(ValidationError):
+        load_settings(db_path=db, retention_days=999999999)
+
+
+@pytest.mark.parametrize("column, value", [("created_at", "not a date"), ("created_at", "9999-12-30"),
+                                           ("retention_days", 999999999)])
+def test_item2_a_case_whose_retention_cannot_be_evaluated_is_skipped_and_said(tmp_path, capsys, column, value):
+    db = str(tmp_path / "m.db")
+    store = Store(db)
+    store.ingest([make_doc("bad"), make_doc("old")])
+    privacy.set_retention(store, "bad", 30)
+    privacy.set_retention(store, "old", 30)
+    store.conn.execute("UPDATE cases SET created_at = '2000-01-01T00:00:00+00:00' WHERE id = 'old'")
+    store.conn.execute(f"UPDATE cases SET {column} = ? WHERE id = 'bad'", (value,))  # as an older version stored it
+    assert main(["--db", db, "cases"]) == 0
+    err = capsys.readouterr().err
+    assert "erased case 'old'" in err and "could not be evaluated for case(s) 'bad'" in err
+    assert main(["--db", db, "purge-expired"]) == 0
+    assert "'bad'" in capsys.readouterr().out
+    assert main(["--db", db, "erase", "bad", "--yes", "--by", "Dr. Lee"]) == 0
+    assert main(["--db", db, "purge-expired"]) == 0
+    assert "no case past its retention period" in capsys.readouterr().out
+
+
+def test_item2_the_app_shows_no_traceback():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] in ("type", "none")

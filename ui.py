@@ -172,6 +172,7 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
 
     def close() -> None:
         st.session_state.pop(key, None)
+        st.session_state.pop(f"{key}-reason", None)  # the next dialog starts without this one's reason
 
     @st.dialog(title, on_dismiss=close)
     def dialog() -> None:

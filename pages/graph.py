@@ -64,12 +64,13 @@ with right:
         source = a.selectbox("Newer unit", ids, format_func=lambda i: f"m{i}")
         target = b.selectbox("Older unit", ids, format_func=lambda i: f"m{i}")
         relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"])
-        why = st.text_input("Reason")
+        why = st.text_input("Reason", key="add-link-reason")
         if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
                 add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
                          ui.who(), why)
                 ui.flash("success", f"m{source} {relation} m{target} added")
+                st.session_state.pop("add-link-reason", None)  # the next link gives its own reason
             except StoreError as e:
                 ui.flash("error", str(e))
             st.rerun()
@@ -82,6 +83,7 @@ with right:
             if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
                 ui.flash("success", f"link {lid} is now {relation}")
+                st.session_state.pop("link-reason", None)
                 st.rerun()
         chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link",
                               format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))

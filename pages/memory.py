@@ -192,7 +192,7 @@ def edit_form() -> None:
         completeness = c2.selectbox("Completeness", Completeness.__args__,
                                     index=Completeness.__args__.index(unit.completeness))
         disputed = c3.checkbox("Disputed", unit.disputed)
-        reason = st.text_input("Reason for the change")
+        reason = st.text_input("Reason for the change", key=f"{form}-reason")
         if st.form_submit_button("Save correction"):
             changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
                        "time.event_time": event_time, "time.time_orientation": orientation,
@@ -213,6 +213,8 @@ def edit_form() -> None:
                 st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
             except (StoreError, ValueError) as e:
                 ui.flash("error", str(e).splitlines()[0])
+            else:
+                st.session_state.pop(f"{form}-reason", None)  # the next change gives its own reason
             st.rerun()
 
 

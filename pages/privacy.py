@@ -119,7 +119,7 @@ if st.button("Erase for good", type="primary", disabled=typed != case_id or not 
     except StoreError as e:
         st.error(ui.plain(e))
         st.stop()
-    for key in ("trace", "export", "erase_confirm", "upload"):
+    for key in ("trace", "export", "erase_confirm", "erase_reason", "upload"):
         st.session_state.pop(key, None)
     ui.flash("success", f"Erased: {sum(erased.values())} rows and the case's index files.")
     st.rerun()

@@ -522,3 +522,35 @@ def test_an_ask_while_a_build_holds_the_model_says_so(app):
         assert status.label.startswith("Answered in")
     finally:
         release.set()
+
+
+def test_reasons_clear_after_saving_so_a_second_save_gives_its_own(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = open_editor(memory_page(), first.id)
+    at.text_area[0].set_value("Daniel's father was diagnosed in July 2025.")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert next(t for t in at.text_input if t.label == "Reason for the change").value == ""
+    at.text_area[0].set_value("Daniel's father was diagnosed in August 2025.")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("month misheard")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert not at.exception
+    reasons = [h["reason"] for h in history(store, "sample-daniel", "unit", first.id) if h["field"] == "fact.text"]
+    assert reasons == ["wrong subject", "month misheard"]
+
+    at = open_page("pages/graph.py")
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    ids = [u.id for u in store.units("sample-daniel")]
+    before = {l.id for l in store.links("sample-daniel")}
+    for (source, target), why in zip([(ids[1], ids[0]), (ids[2], ids[0])], ["same topic", "he said so later"]):
+        form = [s for s in at.selectbox if s.label in ("Newer unit", "Older unit")]
+        form[0].set_value(source)
+        form[1].set_value(target)
+        next(t for t in at.text_input if t.key == "add-link-reason").input(why)
+        next(b for b in at.button if b.label == "Add link").click().run()
+        assert not at.exception
+        assert next(t for t in at.text_input if t.key == "add-link-reason").value == ""
+    added = [l.id for l in store.links("sample-daniel") if l.id not in before]
+    got = sorted(h["reason"] for i in added for h in history(store, "sample-daniel", "link", i) if h["action"] == "add")
+    assert got == ["he said so later", "same topic"]

@@ -13,6 +13,7 @@ from ftamem_core.loaders import LoadError, load_file
 from ftamem_core.store import StoreError
 
 st.title("Cases")
+ui.unknown_case_notice()
 store = ui.active_store()
 cases = store.list_cases()
 

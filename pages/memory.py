@@ -70,6 +70,11 @@ if rows and rows != st.session_state.get("_memory_rows"):
     st.session_state["unit_id"] = ids[rows[0]]
 st.session_state["_memory_rows"] = rows
 chosen = ui.chosen_unit()
+asked = st.session_state.get("unit_id") or st.query_params.get("unit")
+if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case
+    st.warning(ui.plain(f"Unit m{asked} is not in this case (deleted, or never there). Nothing was opened: "
+                        "click a unit in the table above."))
+    st.stop()
 unit_id = chosen if chosen in ids else ids[0]
 st.session_state["unit_id"] = unit_id
 st.query_params["unit"] = str(unit_id)

@@ -554,3 +554,35 @@ def test_reasons_clear_after_saving_so_a_second_save_gives_its_own(app):
     added = [l.id for l in store.links("sample-daniel") if l.id not in before]
     got = sorted(h["reason"] for i in added for h in history(store, "sample-daniel", "link", i) if h["action"] == "add")
     assert got == ["he said so later", "same topic"]
+
+
+def test_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_opens_nothing(app):
+    store = built(app)
+    for page in ("pages/memory.py", "pages/cases.py"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params["case"] = "no-such-case"
+        at.run()
+        if page != "pages/cases.py":
+            at.switch_page(page)
+            at.query_params["case"] = "no-such-case"
+            at.run()
+        assert not at.exception
+        assert any("no-such-case" in w.value.replace("\\", "") and "not here" in w.value for w in at.warning)
+        assert at.sidebar.selectbox[0].value is None  # no other case was opened in its place
+        assert page == "pages/cases.py" or not at.subheader  # no unit card
+        at.sidebar.selectbox[0].set_value("sample-daniel").run()  # the list is offered: choosing works
+        assert not any("no-such-case" in w.value.replace("\\", "") for w in at.warning)
+
+    gone = store.units("sample-daniel")[0]
+    from ftamem_core.editing import delete_unit
+    delete_unit(store, "sample-daniel", gone.id, "Dr. Lee", "not said")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["case"] = "sample-daniel"
+    at.run()
+    at.switch_page("pages/memory.py")
+    at.query_params["unit"] = str(gone.id)
+    at.run()
+    assert not at.exception
+    assert any(f"m{gone.id}" in w.value and "not in this case" in w.value for w in at.warning)
+    assert not at.subheader  # no other unit opened in its place
+    assert at.query_params["unit"] == [str(gone.id)] or at.query_params["unit"] == str(gone.id)

@@ -586,3 +586,38 @@ def test_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_opens_nothing(a
     assert any(f"m{gone.id}" in w.value and "not in this case" in w.value for w in at.warning)
     assert not at.subheader  # no other unit opened in its place
     assert at.query_params["unit"] == [str(gone.id)] or at.query_params["unit"] == str(gone.id)
+
+
+def test_people_read_sessions_from_1_words_dates_and_dashes(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = memory_page()
+    card = [t.value for t in at.text]
+    assert any(t.startswith("Fact [event]") for t in card)
+    assert not any("unknown" in t or "_" in t.split(":")[0] for t in card if t.startswith(("Time", "Feeling", "Relations")))
+    assert any(t.startswith("Relations: —") for t in card)
+    table = at.dataframe[0].value
+    assert "0" not in {str(v) for v in table["session"]}  # sessions counted from 1
+    open_editor(at, first.id)
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
+    at.text_area[0].set_value("Daniel's father was diagnosed in July 2025.")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    hist = next(d.value for d in at.dataframe if "who" in list(d.value.columns))
+    assert list(hist.columns)[:4] == ["who", "when", "what", "why"]
+    assert not any(str(v)[:4].isdigit() and "T" in str(v) for v in hist["when"])  # a date, not ISO
+
+    at = open_page("pages/privacy.py")
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    first_session = min(s.idx for s in store.sessions("sample-daniel"))
+    at.selectbox(key="privacy_session").set_value(first_session).run()
+    next(b for b in at.button if b.label == "Delete this session's memory").click().run()
+    assert any(f"units built from session {first_session + 1} with" in t.value for t in at.text)  # not "session 0"
+
+
+def test_display_helpers():
+    from ftamem_core.display import date, history_rows, number, word
+    assert word("support_interaction") == "support interaction" and word("unknown") == "—" and word(None) == "—"
+    assert date("2025-09-12T10:00:00+00:00") == "12 September 2025" and date("") == "—"
+    assert number(0) == "1" and number(None) == "—"
+    assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
+        ["who", "when", "what", "why", "id"]

@@ -8,6 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
+from ftamem_core.display import number
 from ftamem_core import audit
 from ftamem_core.audit.checks import CHECKS
 from ftamem_core.store import StoreError
@@ -108,7 +109,7 @@ with score_tab:
                         f" · relations: {u['affect']['relation_cues']}")
                 st.text("Evidence turns:")
                 for t in shown["turns"]:
-                    st.text(f"[{t['idx']}] {t['speaker'] or t['role']}: {t['text']}")
+                    st.text(f"[{number(t['idx'])}] {t['speaker'] or t['role']}: {t['text']}")
                 failed = [CHECKS[name] for name, ok in view["checks"].get(shown["id"], {}).items() if ok is False]
                 for what in failed:
                     st.warning(ui.plain(f"Automatic check failed: {what}"))

@@ -199,13 +199,22 @@ def edit_form() -> None:
         completeness = c2.selectbox("Completeness", Completeness.__args__,
                                     index=Completeness.__args__.index(unit.completeness))
         disputed = c3.checkbox("Disputed", unit.disputed)
+        c1, c2, c3 = st.columns(3)
+        people = c1.text_input("Who (names, comma-separated)", ", ".join(unit.fact.participants))
+        expression = c2.text_input("Time as said", unit.time.event_time_expression or "")
+        relations = c3.text_input("Relations", unit.affect.relation_cues or "")
         reason = st.text_input("Reason for the change", key=f"{form}-reason")
         if st.form_submit_button("Save correction"):
             changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
                        "time.event_time": event_time, "time.time_orientation": orientation,
                        "affect.emotion_or_state": emotion, "affect.intention_or_plan": intention,
                        "time.completion": completion, "lifecycle_status": lifecycle, "completeness": completeness,
-                       "disputed": disputed}
+                       "disputed": disputed, "fact.participants": [p.strip() for p in people.split(",") if p.strip()]}
+            # Empty and the stored "nothing" are one: only a typed change goes in the history.
+            if expression != (unit.time.event_time_expression or ""):
+                changes["time.event_time_expression"] = expression
+            if relations != (unit.affect.relation_cues or ""):
+                changes["affect.relation_cues"] = relations
             st.session_state.pop("conflict", None)
             seen = st.session_state[f"seen-{form}"]
             try:

@@ -621,3 +621,21 @@ def test_display_helpers():
     assert number(0) == "1" and number(None) == "—"
     assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
         ["who", "when", "what", "why", "id"]
+
+
+def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = open_editor(memory_page(), first.id)
+    next(t for t in at.text_input if t.label.startswith("Who")).set_value("Daniel, his father")
+    next(t for t in at.text_input if t.label == "Time as said").set_value("last July")
+    next(t for t in at.text_input if t.label == "Relations").set_value("father of Daniel")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("heard again")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert not at.exception
+    saved = store.get_unit("sample-daniel", first.id)
+    assert saved.fact.participants == ["Daniel", "his father"]
+    assert saved.time.event_time_expression == "last July" and saved.affect.relation_cues == "father of Daniel"
+    fields = {h["field"]: h for h in history(store, "sample-daniel", "unit", first.id)}
+    assert {"fact.participants", "time.event_time_expression", "affect.relation_cues"} <= set(fields)
+    assert fields["affect.relation_cues"]["reason"] == "heard again" and fields["affect.relation_cues"]["who"] == "Dr. Lee"

@@ -98,13 +98,22 @@ def case_selector() -> None:
     trace = st.session_state.get("trace")
     if trace is not None and trace.case_id not in ids:  # erased in another tab or process
         del st.session_state["trace"]
+    asked = st.query_params.get("case")
     if "_next_case" in st.session_state:
         st.session_state["case_id"] = st.session_state.pop("_next_case")
-    elif "case_id" not in st.session_state and st.query_params.get("case") in ids:
-        st.session_state["case_id"] = st.query_params["case"]  # a reload or a shared link: the same client
-    if st.session_state.get("case_id") not in ids:
+    elif "case_id" not in st.session_state and asked is not None:
+        # A reload or a shared link. A case that is not here (unknown, erased) opens nothing: the
+        # page says so and offers the list, rather than opening another case under that link.
+        st.session_state["case_id"] = asked if asked in ids else None
+        if asked not in ids:
+            st.session_state["_unknown_case"] = asked
+    if st.session_state.get("case_id") is not None:
+        st.session_state.pop("_unknown_case", None)  # a case was chosen since
+    if st.session_state.get("case_id") not in ids and "_unknown_case" not in st.session_state:
         st.session_state["case_id"] = ids[0] if ids else None
-    st.selectbox("Active case", ids, key="case_id", placeholder="no cases yet")
+    st.selectbox("Active case", ids, key="case_id", placeholder="choose a case" if ids else "no cases yet")
+    if "_unknown_case" in st.session_state:
+        return  # the link stays as it was asked for until a case is chosen
     if st.session_state["case_id"] is None:
         st.query_params.pop("case", None)
     elif st.query_params.get("case") != st.session_state["case_id"]:
@@ -121,9 +130,24 @@ def active_case() -> str | None:
     return None
 
 
+def unknown_case_notice() -> None:
+    """Says that the case the link asked for is not here, and lists the cases that are."""
+    asked = st.session_state.get("_unknown_case")
+    if asked is None:
+        return
+    ids = [c["id"] for c in active_store().list_cases()]
+    st.warning(plain(f"The link asks for case \u201c{asked}\u201d, which is not here (unknown, or erased). "
+                     "Nothing was opened: choose a case in the sidebar's Active case list."))
+    if ids:
+        st.dataframe([{"case": i} for i in ids], hide_index=True)
+
+
 def require_case() -> str:
     case_id = active_case()
     if case_id is None:
+        if st.session_state.get("_unknown_case") is not None:
+            unknown_case_notice()
+            st.stop()
         st.info("Load or choose a case on the Cases page first.")
         st.stop()
     return case_id
@@ -175,6 +199,7 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
 
     def close() -> None:
         st.session_state.pop(key, None)
+        st.session_state.pop(f"{key}-reason", None)  # the next dialog starts without this one's reason
 
     @st.dialog(title, on_dismiss=close)
     def dialog() -> None:

@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 import ui
+from ftamem_core.display import number
 from ftamem_core.config import PRESETS
 from ftamem_core.inference import ask
 
@@ -90,7 +91,7 @@ if trace is not None and trace.case_id == case_id:
         if uid in units:
             with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}")):
                 for t in trace.packet.sources.get(uid, []):
-                    st.text(f"[{t.idx}] {t.speaker or t.role}: {t.text}")
+                    st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
                 if st.button("Open in Memory", key=f"open-{uid}"):
                     ui.open_unit(uid)
     st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(

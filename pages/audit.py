@@ -8,6 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
+from ftamem_core.display import number
 from ftamem_core import audit
 from ftamem_core.audit.checks import CHECKS
 from ftamem_core.store import StoreError
@@ -108,7 +109,7 @@ with score_tab:
                         f" · relations: {u['affect']['relation_cues']}")
                 st.text("Evidence turns:")
                 for t in shown["turns"]:
-                    st.text(f"[{t['idx']}] {t['speaker'] or t['role']}: {t['text']}")
+                    st.text(f"[{number(t['idx'])}] {t['speaker'] or t['role']}: {t['text']}")
                 failed = [CHECKS[name] for name, ok in view["checks"].get(shown["id"], {}).items() if ok is False]
                 for what in failed:
                     st.warning(ui.plain(f"Automatic check failed: {what}"))
@@ -151,16 +152,19 @@ with score_tab:
                                       ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
                         ui.flash("success", f"m{target} corrected.")
+                        st.session_state.pop(f"audit-why-{item_id}", None)
                         st.rerun()
                     if c2.button("Mark disputed", key=f"audit-dispute-{item_id}", disabled=not reason.strip()):
                         audit.dispute(store, ui.embedder(), item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit dispute of m{target}")
                         ui.flash("success", f"m{target} marked disputed.")
+                        st.session_state.pop(f"audit-why-{item_id}", None)
                         st.rerun()
                     if c3.button("Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)):
                         audit.delete(store, item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit deletion of m{target}")
                         ui.flash("success", f"m{target} deleted.")
+                        st.session_state.pop(f"audit-why-{item_id}", None)
                         st.rerun()
                 except StoreError as e:
                     st.error(ui.plain(str(e).splitlines()[0]))

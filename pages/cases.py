@@ -6,6 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from ftamem_core.display import date, number, text
 from ftamem_core.editing import human_corrections
 from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows, upload_name
@@ -13,6 +14,7 @@ from ftamem_core.loaders import LoadError, load_file
 from ftamem_core.store import StoreError
 
 st.title("Cases")
+ui.unknown_case_notice()
 store = ui.active_store()
 cases = store.list_cases()
 
@@ -138,7 +140,7 @@ def append_session(case_id: str, mode: str) -> None:
     except Exception as e:  # anything else: one line, nothing stored
         ui.flash("error", f"could not append the session ({e.__class__.__name__})")
         return
-    ui.flash("success", f"session {session.idx} with {len(doc.turns)} turns appended to {case_id}")
+    ui.flash("success", f"session {number(session.idx)} with {len(doc.turns)} turns appended to {case_id}")
 
 
 case_id = ui.active_case()
@@ -162,7 +164,7 @@ if case_id:
     st.subheader(ui.plain(f"Sessions of {case_id}"))
     counts = store.session_turn_counts(case_id)
     sessions = store.sessions(case_id)
-    st.dataframe([{"#": s.idx, "id": s.source_id, "time": s.time or s.time_text, "turns": counts.get(s.id, 0)}
+    st.dataframe([{"#": number(s.idx), "id": s.source_id, "time": date(s.time) if s.time else text(s.time_text), "turns": counts.get(s.id, 0)}
                   for s in sessions], hide_index=True)
     pick = st.selectbox("Show turns of session", [s.idx for s in sessions])
     session = sessions[pick]

@@ -4,6 +4,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 import ui
+from ftamem_core.display import word
 from ftamem_core.editing import add_link, delete_link, delete_unit, retype_link
 from ftamem_core.graph import graph_html
 from ftamem_core.models import ContentType, Link, Relation
@@ -57,34 +58,36 @@ with left:
                       delete, label="Delete for good")
 with right:
     st.subheader("Links")
-    st.dataframe([{"id": l.id, "link": f"m{l.source} {l.relation} m{l.target}", "confidence": l.confidence}
+    st.dataframe([{"id": l.id, "link": f"m{l.source} {word(l.relation)} m{l.target}", "confidence": l.confidence}
                   for l in links], hide_index=True)
     with st.form("add-link"):
         a, b, r = st.columns(3)
         source = a.selectbox("Newer unit", ids, format_func=lambda i: f"m{i}")
         target = b.selectbox("Older unit", ids, format_func=lambda i: f"m{i}")
-        relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"])
-        why = st.text_input("Reason")
+        relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"], format_func=word)
+        why = st.text_input("Reason", key="add-link-reason")
         if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
                 add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
                          ui.who(), why)
-                ui.flash("success", f"m{source} {relation} m{target} added")
+                ui.flash("success", f"m{source} {word(relation)} m{target} added")
+                st.session_state.pop("add-link-reason", None)  # the next link gives its own reason
             except StoreError as e:
                 ui.flash("error", str(e))
             st.rerun()
     if links:
         with st.form("change-link"):
             lid = st.selectbox("Link", [l.id for l in links],
-                               format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))
-            relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype")
+                               format_func=lambda i: next(f"m{l.source} {word(l.relation)} m{l.target}" for l in links if l.id == i))
+            relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype", format_func=word)
             why = st.text_input("Reason", key="link-reason")
             if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
-                ui.flash("success", f"link {lid} is now {relation}")
+                ui.flash("success", f"link {lid} is now {word(relation)}")
+                st.session_state.pop("link-reason", None)
                 st.rerun()
         chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link",
-                              format_func=lambda i: next(f"m{l.source} {l.relation} m{l.target}" for l in links if l.id == i))
+                              format_func=lambda i: next(f"m{l.source} {word(l.relation)} m{l.target}" for l in links if l.id == i))
         st.button("Delete link", disabled=not ui.named(),
                   on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}))
 

@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
+from ftamem_core.display import NOTHING, date, history_rows, number, text, word
 from ftamem_core.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
 from ftamem_core.store import StoreError, VersionConflict
@@ -25,8 +26,8 @@ turn_text = {t.idx: t.text for t in store.turns(case_id)}
 
 with st.expander("Filters", expanded=True):
     c1, c2, c3, c4, c5 = st.columns(5)
-    f_session = c1.multiselect("Session", [s.idx for s in sessions.values()])
-    f_type = c2.multiselect("Content type", list(ContentType.__args__))
+    f_session = c1.multiselect("Session", [s.idx for s in sessions.values()], format_func=number)
+    f_type = c2.multiselect("Content type", list(ContentType.__args__), format_func=word)
     f_status = c3.multiselect("Status", ["final", "partial"])
     f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__))
     f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__))
@@ -56,10 +57,11 @@ ids = [u.id for u in shown]
 if not ids:
     st.info("No unit matches the filters.")
     st.stop()
-frame = pd.DataFrame([{"id": u.id, "session": sessions[u.evidence.session_id].idx if u.evidence.session_id in sessions
-                       else None, "turns": f"{u.evidence.start}-{u.evidence.end}", "type": u.fact.content_type,
-                       "fact": u.fact.text, "event time": u.time.event_time, "feeling": u.affect.emotion_or_state,
-                       "status": u.construction_status, "lifecycle": u.lifecycle_status,
+frame = pd.DataFrame([{"id": u.id, "session": number(sessions[u.evidence.session_id].idx)
+                       if u.evidence.session_id in sessions else NOTHING,
+                       "turns": f"{number(u.evidence.start)}-{number(u.evidence.end)}", "type": word(u.fact.content_type),
+                       "fact": u.fact.text, "event time": date(u.time.event_time), "feeling": word(u.affect.emotion_or_state),
+                       "status": word(u.construction_status), "lifecycle": word(u.lifecycle_status),
                        "out of retrieval": state(u)} for u in shown])
 greyed = frame.style.apply(lambda row: ["color: #9aa0a6" if row["out of retrieval"] else ""] * len(row), axis=1)
 st.caption("Click a row to open its unit. Disputed and archived units (grey) are left out of retrieval and packets.")
@@ -70,6 +72,11 @@ if rows and rows != st.session_state.get("_memory_rows"):
     st.session_state["unit_id"] = ids[rows[0]]
 st.session_state["_memory_rows"] = rows
 chosen = ui.chosen_unit()
+asked = st.session_state.get("unit_id") or st.query_params.get("unit")
+if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case
+    st.warning(ui.plain(f"Unit m{asked} is not in this case (deleted, or never there). Nothing was opened: "
+                        "click a unit in the table above."))
+    st.stop()
 unit_id = chosen if chosen in ids else ids[0]
 st.session_state["unit_id"] = unit_id
 st.query_params["unit"] = str(unit_id)
@@ -78,21 +85,21 @@ unit = store.get_unit(case_id, unit_id)
 st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""))
 left, right = st.columns(2)
 with left:
-    st.text(f"Fact [{unit.fact.content_type}]: {unit.fact.text}")
+    st.text(f"Fact [{word(unit.fact.content_type)}]: {unit.fact.text}")
     if unit.fact.summary:
         st.text(f"Summary: {unit.fact.summary}")
-    st.text(f"Who: {', '.join(unit.fact.participants) or '-'}")
-    st.text(f"Time: {unit.time.event_time} (said as: {unit.time.event_time_expression or '-'}; "
-            f"{unit.time.time_orientation}, {unit.time.completion}); said on {unit.time.dialogue_time or '-'}")
-    st.text(f"Feeling: {unit.affect.emotion_or_state} · intention or plan: {unit.affect.intention_or_plan}")
-    st.text(f"Relations: {unit.affect.relation_cues}")
-    st.text(f"Status: {unit.construction_status} · lifecycle: {unit.lifecycle_status} · completeness: "
-            f"{unit.completeness} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}")
+    st.text(f"Who: {', '.join(unit.fact.participants) or NOTHING}")
+    st.text(f"Time: {date(unit.time.event_time)} (said as: {text(unit.time.event_time_expression)}; "
+            f"{word(unit.time.time_orientation)}, {word(unit.time.completion)}); said on {date(unit.time.dialogue_time)}")
+    st.text(f"Feeling: {word(unit.affect.emotion_or_state)} · intention or plan: {word(unit.affect.intention_or_plan)}")
+    st.text(f"Relations: {word(unit.affect.relation_cues)}")
+    st.text(f"Status: {word(unit.construction_status)} · lifecycle: {word(unit.lifecycle_status)} · completeness: "
+            f"{word(unit.completeness)} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}")
 with right:
     st.text("Evidence turns (▶) with two turns around them (·):")
     for t in store.turns(case_id, start=max(0, unit.evidence.start - 2), end=unit.evidence.end + 2):
         mark = "▶" if unit.evidence.start <= t.idx <= unit.evidence.end else "·"
-        st.text(f"{mark} [{t.idx}] {t.speaker or t.role}: {t.text}")
+        st.text(f"{mark} [{number(t.idx)}] {t.speaker or t.role}: {t.text}")
     links = store.links(case_id, unit_id=unit.id)
     if links:
         facts = {u.id: u.fact.text for u in units}
@@ -192,13 +199,22 @@ def edit_form() -> None:
         completeness = c2.selectbox("Completeness", Completeness.__args__,
                                     index=Completeness.__args__.index(unit.completeness))
         disputed = c3.checkbox("Disputed", unit.disputed)
-        reason = st.text_input("Reason for the change")
+        c1, c2, c3 = st.columns(3)
+        people = c1.text_input("Who (names, comma-separated)", ", ".join(unit.fact.participants))
+        expression = c2.text_input("Time as said", unit.time.event_time_expression or "")
+        relations = c3.text_input("Relations", unit.affect.relation_cues or "")
+        reason = st.text_input("Reason for the change", key=f"{form}-reason")
         if st.form_submit_button("Save correction"):
             changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
                        "time.event_time": event_time, "time.time_orientation": orientation,
                        "affect.emotion_or_state": emotion, "affect.intention_or_plan": intention,
                        "time.completion": completion, "lifecycle_status": lifecycle, "completeness": completeness,
-                       "disputed": disputed}
+                       "disputed": disputed, "fact.participants": [p.strip() for p in people.split(",") if p.strip()]}
+            # Empty and the stored "nothing" are one: only a typed change goes in the history.
+            if expression != (unit.time.event_time_expression or ""):
+                changes["time.event_time_expression"] = expression
+            if relations != (unit.affect.relation_cues or ""):
+                changes["affect.relation_cues"] = relations
             st.session_state.pop("conflict", None)
             seen = st.session_state[f"seen-{form}"]
             try:
@@ -213,18 +229,20 @@ def edit_form() -> None:
                 st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
             except (StoreError, ValueError) as e:
                 ui.flash("error", str(e).splitlines()[0])
+            else:
+                st.session_state.pop(f"{form}-reason", None)  # the next change gives its own reason
             st.rerun()
 
 
 if editing:
     edit_form()
 with st.expander("History of this unit"):
-    st.dataframe(history(store, case_id, "unit", unit.id), hide_index=True)
+    st.dataframe(history_rows(history(store, case_id, "unit", unit.id)), hide_index=True)
 
 st.subheader("Timeline")
 frame = [{"id": f"m{u.id}", "said": u.time.dialogue_time, "type": u.fact.content_type,
           "fact": ui.chart_text(u.fact.text[:80]), "feeling": ui.chart_text(u.affect.emotion_or_state),
-          "session": sessions[u.evidence.session_id].idx}
+          "session": sessions[u.evidence.session_id].idx + 1}
          for u in units if u.time.dialogue_time and u.evidence.session_id in sessions]
 if frame:
     st.plotly_chart(px.strip(frame, x="said", y="type", color="type", hover_data=["id", "fact"]), width="stretch")

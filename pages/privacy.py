@@ -7,6 +7,7 @@ import streamlit as st
 
 import ui
 from ftamem_core import auth, consent, privacy
+from ftamem_core.display import history_rows, number
 from ftamem_core.editing import delete_session_memory, history
 from ftamem_core.models import MAX_RETENTION_DAYS
 from ftamem_core.store import StoreError
@@ -98,7 +99,7 @@ sessions = store.sessions(case_id)
 done = store.done_sessions(case_id)
 built = [s for s in sessions if s.id in done]
 if built:
-    pick = st.selectbox("Session", [s.idx for s in built], key="privacy_session")
+    pick = st.selectbox("Session", [s.idx for s in built], key="privacy_session", format_func=number)
     session = next(s for s in built if s.idx == pick)
     st.button("Delete this session's memory", disabled=not ui.named(),
               on_click=lambda: st.session_state.update({"confirm-session-delete": session.id}))
@@ -106,11 +107,11 @@ if built:
 
     def delete_session(reason: str) -> str:
         n = delete_session_memory(store, case_id, st.session_state["confirm-session-delete"], ui.who(), reason)
-        return (f"Session {pick}: {n} units and what was derived from them deleted (its turns stay; a later build "
+        return (f"Session {number(pick)}: {n} units and what was derived from them deleted (its turns stay; a later build "
                 "builds it again).")
 
-    ui.confirm_dialog("confirm-session-delete", f"Delete the memory of session {pick}?",
-                      f"This deletes the {len(in_session)} units built from session {pick} with their vectors, links, "
+    ui.confirm_dialog("confirm-session-delete", f"Delete the memory of session {number(pick)}?",
+                      f"This deletes the {len(in_session)} units built from session {number(pick)} with their vectors, links, "
                       "history text and the semantic and support entries built from them, corrections made by hand "
                       "included. The session's turns stay, and a later build builds it again.", delete_session,
                       label="Delete its memory")
@@ -128,12 +129,12 @@ if st.button("Erase for good", type="primary", disabled=typed != case_id or not 
     except StoreError as e:
         st.error(ui.plain(e))
         st.stop()
-    for key in ("trace", "export", "erase_confirm", "upload"):
+    for key in ("trace", "export", "erase_confirm", "erase_reason", "upload"):
         st.session_state.pop(key, None)
     ui.flash("success", f"Erased: {sum(erased.values())} rows and the case's index files.")
     st.rerun()
 
 with st.expander("Edit history of this case"):
-    st.dataframe(history(store, case_id), hide_index=True)
+    st.dataframe(history_rows(history(store, case_id)), hide_index=True)
 with st.expander("Access log of this case"):
     st.dataframe(auth.access_log(store, case_id), hide_index=True, column_order=["at", "who", "action", "detail"])

@@ -532,3 +532,120 @@ def test_item2_a_case_with_a_broken_retention_breaks_no_page(app, page):
     at = open_page(page)
     assert not at.exception, at.exception
     assert any("could not be evaluated" in w.value for w in at.warning)
+
+
+def test_reasons_clear_after_saving_so_a_second_save_gives_its_own(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = open_editor(memory_page(), first.id)
+    at.text_area[0].set_value("Daniel's father was diagnosed in July 2025.")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert next(t for t in at.text_input if t.label == "Reason for the change").value == ""
+    at.text_area[0].set_value("Daniel's father was diagnosed in August 2025.")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("month misheard")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert not at.exception
+    reasons = [h["reason"] for h in history(store, "sample-daniel", "unit", first.id) if h["field"] == "fact.text"]
+    assert reasons == ["wrong subject", "month misheard"]
+
+    at = open_page("pages/graph.py")
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    ids = [u.id for u in store.units("sample-daniel")]
+    before = {l.id for l in store.links("sample-daniel")}
+    for (source, target), why in zip([(ids[1], ids[0]), (ids[2], ids[0])], ["same topic", "he said so later"]):
+        form = [s for s in at.selectbox if s.label in ("Newer unit", "Older unit")]
+        form[0].set_value(source)
+        form[1].set_value(target)
+        next(t for t in at.text_input if t.key == "add-link-reason").input(why)
+        next(b for b in at.button if b.label == "Add link").click().run()
+        assert not at.exception
+        assert next(t for t in at.text_input if t.key == "add-link-reason").value == ""
+    added = [l.id for l in store.links("sample-daniel") if l.id not in before]
+    got = sorted(h["reason"] for i in added for h in history(store, "sample-daniel", "link", i) if h["action"] == "add")
+    assert got == ["he said so later", "same topic"]
+
+
+def test_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_opens_nothing(app):
+    store = built(app)
+    for page in ("pages/memory.py", "pages/cases.py"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.query_params["case"] = "no-such-case"
+        at.run()
+        if page != "pages/cases.py":
+            at.switch_page(page)
+            at.query_params["case"] = "no-such-case"
+            at.run()
+        assert not at.exception
+        assert any("no-such-case" in w.value.replace("\\", "") and "not here" in w.value for w in at.warning)
+        assert at.sidebar.selectbox[0].value is None  # no other case was opened in its place
+        assert page == "pages/cases.py" or not at.subheader  # no unit card
+        at.sidebar.selectbox[0].set_value("sample-daniel").run()  # the list is offered: choosing works
+        assert not any("no-such-case" in w.value.replace("\\", "") for w in at.warning)
+
+    gone = store.units("sample-daniel")[0]
+    from ftamem_core.editing import delete_unit
+    delete_unit(store, "sample-daniel", gone.id, "Dr. Lee", "not said")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["case"] = "sample-daniel"
+    at.run()
+    at.switch_page("pages/memory.py")
+    at.query_params["unit"] = str(gone.id)
+    at.run()
+    assert not at.exception
+    assert any(f"m{gone.id}" in w.value and "not in this case" in w.value for w in at.warning)
+    assert not at.subheader  # no other unit opened in its place
+    assert at.query_params["unit"] == [str(gone.id)] or at.query_params["unit"] == str(gone.id)
+
+
+def test_people_read_sessions_from_1_words_dates_and_dashes(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = memory_page()
+    card = [t.value for t in at.text]
+    assert any(t.startswith("Fact [event]") for t in card)
+    assert not any("unknown" in t or "_" in t.split(":")[0] for t in card if t.startswith(("Time", "Feeling", "Relations")))
+    assert any(t.startswith("Relations: —") for t in card)
+    table = at.dataframe[0].value
+    assert "0" not in {str(v) for v in table["session"]}  # sessions counted from 1
+    open_editor(at, first.id)
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
+    at.text_area[0].set_value("Daniel's father was diagnosed in July 2025.")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    hist = next(d.value for d in at.dataframe if "who" in list(d.value.columns))
+    assert list(hist.columns)[:4] == ["who", "when", "what", "why"]
+    assert not any(str(v)[:4].isdigit() and "T" in str(v) for v in hist["when"])  # a date, not ISO
+
+    at = open_page("pages/privacy.py")
+    at.sidebar.text_input[0].input("Dr. Lee").run()
+    first_session = min(s.idx for s in store.sessions("sample-daniel"))
+    at.selectbox(key="privacy_session").set_value(first_session).run()
+    next(b for b in at.button if b.label == "Delete this session's memory").click().run()
+    assert any(f"units built from session {first_session + 1} with" in t.value for t in at.text)  # not "session 0"
+
+
+def test_display_helpers():
+    from ftamem_core.display import date, history_rows, number, word
+    assert word("support_interaction") == "support interaction" and word("unknown") == "—" and word(None) == "—"
+    assert date("2025-09-12T10:00:00+00:00") == "12 September 2025" and date("") == "—"
+    assert number(0) == "1" and number(None) == "—"
+    assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
+        ["who", "when", "what", "why", "id"]
+
+
+def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(app):
+    store = built(app)
+    first = store.units("sample-daniel")[0]
+    at = open_editor(memory_page(), first.id)
+    next(t for t in at.text_input if t.label.startswith("Who")).set_value("Daniel, his father")
+    next(t for t in at.text_input if t.label == "Time as said").set_value("last July")
+    next(t for t in at.text_input if t.label == "Relations").set_value("father of Daniel")
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value("heard again")
+    next(b for b in at.button if b.label == "Save correction").click().run()
+    assert not at.exception
+    saved = store.get_unit("sample-daniel", first.id)
+    assert saved.fact.participants == ["Daniel", "his father"]
+    assert saved.time.event_time_expression == "last July" and saved.affect.relation_cues == "father of Daniel"
+    fields = {h["field"]: h for h in history(store, "sample-daniel", "unit", first.id)}
+    assert {"fact.participants", "time.event_time_expression", "affect.relation_cues"} <= set(fields)
+    assert fields["affect.relation_cues"]["reason"] == "heard again" and fields["affect.relation_cues"]["who"] == "Dr. Lee"

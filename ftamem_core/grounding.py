@@ -153,8 +153,8 @@ def _addresses(text: str, name: str) -> list[tuple[int, int, int]]:
     """(start, end of the lead, end) of each place ``name`` is a form of address: after the start
     of a line, a punctuation mark or an interjection (the lead: "Thanks, Caroline!", "Caroline,
     look"), then spaces and at most one comma; before a punctuation mark or a line's end, the
-    spaces between included. The regex this replaces, ``(^|[.!?,;:]|\bINTERJECTION)\s*,?\s*NAME
-    \s*(?=[,!.?;:]|$)`` with re.M, took cubic time on a turn of blank lines (11 s for 2,000); this
+    spaces between included. The regex this replaces, ``(^|[.!?,;:]|\bINTERJECTION)\\s*,?\\s*NAME
+    \\s*(?=[,!.?;:]|$)`` with re.M, took cubic time on a turn of blank lines (11 s for 2,000); this
     finds the name and looks around it, each character looked at a bounded number of times, and
     gives the same (leftmost) matches."""
     found, done = [], 0

@@ -93,7 +93,7 @@ def test_a_pasted_session_is_appended_to_the_active_case(app):
     at.text_area[0].set_value("Maya: I ran with the group again.\nCounselor: How did it feel?\nMaya: Good, tired.")
     next(b for b in at.button if b.label == "Append pasted session").click().run()
     assert not at.exception
-    assert at.success[0].value == plain("session 3 with 3 turns appended to sample-maya")
+    assert at.success[0].value == plain("session 4 with 3 turns appended to sample-maya")  # the fourth session, counted from 1
     last = s.sessions("sample-maya")[-1]
     turns = s.turns("sample-maya", session_id=last.id)
     assert last.time == "2025-04-20T18:00" and [t.idx for t in turns] == [30, 31, 32]

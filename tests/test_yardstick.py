@@ -207,3 +207,19 @@ def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
     assert "test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
     text = readme.read_text()
     assert "old table" not in text and "| turn-rag | 0.70 [0.60, 0.80]" in text and text.endswith("rest\n")
+
+
+def test_the_audit_table_pools_cases_and_annotators_with_their_agreement(tmp_path):
+    from ftamem_core.evaluation.results import audit_scores, audit_table
+
+    (tmp_path / "audit").mkdir()
+    head = "item,fact,time,affect,relatedness,comment\n"
+    (tmp_path / "audit" / "conv-1-ana.csv").write_text(head + "1,2,2,0,,\n2,,,,1,\n3,0,1,1,,\n")
+    (tmp_path / "audit" / "conv-1-ben.csv").write_text(head + "1,2,1,0,,\n2,,,,0,\n3,0,1,1,,\n")
+    (tmp_path / "audit" / "conv-2-ana.csv").write_text(head + "1,1,1,1,,\n")
+    (tmp_path / "audit" / "conv-2-ben.csv").write_text(head + "1,1,1,1,,\n")
+    scores = audit_scores(tmp_path)
+    assert set(scores) == {"conv-1", "conv-2"} and set(scores["conv-1"]) == {"ana", "ben"}
+    rows = {r.split(" | ")[0].strip("| "): r for r in audit_table(scores)}
+    assert rows["fact"].startswith("| fact | 3 | 1.00 | 1.00 | 1.00 | 1.00 |")  # full agreement: alpha 1
+    assert "| time | 3 | 1.17 | 1.33 | 1.00 |" in rows["time"] and rows["relatedness"].startswith("| relatedness | 1 | 0.50")

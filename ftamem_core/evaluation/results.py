@@ -77,6 +77,62 @@ def _split_name(split: str) -> str:
     return f"{split} ({', '.join(cases)}, sessions 1-3)" if cases else split
 
 
+CRITERIA = ("fact", "time", "affect", "relatedness")
+
+
+def audit_scores(folder: Path) -> dict[str, dict[str, list[dict]]]:
+    """``folder/audit/CASE-ANNOTATOR.csv`` (the rows ``ftamem audit score --from`` reads, one
+    round per case): case -> annotator -> rows."""
+    import csv
+
+    out: dict[str, dict[str, list[dict]]] = {}
+    for path in sorted((folder / "audit").glob("*-*.csv")):
+        case, _, annotator = path.stem.rpartition("-")
+        with open(path, newline="", encoding="utf-8") as f:
+            out.setdefault(case, {})[annotator] = list(csv.DictReader(f))
+    return out
+
+
+def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
+    """Mean 0-2 score per criterion (an item's score is its annotators' mean, as the paper's audit
+    table), per annotator, and Krippendorff's ordinal alpha over all items."""
+    import krippendorff
+    import numpy as np
+
+    def value(row: dict, c: str) -> float | None:
+        v = (row.get(c) or "").strip()
+        return float(v) if v else None
+
+    annotators = sorted({a for per in scores.values() for a in per})
+    items = [(case, row["item"]) for case, per in scores.items() for row in next(iter(per.values()))]
+    lookup = {(case, a, row["item"]): row for case, per in scores.items() for a, rows in per.items() for row in rows}
+    out = ["| criterion | items | mean (items) | " + " | ".join(f"mean ({a})" for a in annotators)
+           + " | Krippendorff's alpha (ordinal) |", "|---" * (4 + len(annotators)) + "|"]
+    for c in CRITERIA:
+        per_item, per_annotator = [], {a: [] for a in annotators}
+        matrix = []
+        for case, item in items:
+            got = {a: value(lookup[(case, a, item)], c) for a in annotators if (case, a, item) in lookup}
+            got = {a: v for a, v in got.items() if v is not None}
+            if not got:
+                continue
+            per_item.append(sum(got.values()) / len(got))
+            for a, v in got.items():
+                per_annotator[a].append(v)
+            matrix.append([got.get(a, np.nan) for a in annotators])
+        if not per_item:
+            continue
+        alpha = "–"
+        if len(annotators) > 1:
+            data = np.array(matrix, dtype=float).T
+            if len(np.unique(data[~np.isnan(data)])) > 1:
+                alpha = f"{krippendorff.alpha(reliability_data=data, level_of_measurement='ordinal'):.2f}"
+        out.append(f"| {c} | {len(per_item)} | {sum(per_item) / len(per_item):.2f} | "
+                   + " | ".join(f"{sum(v) / len(v):.2f}" if v else "–" for v in per_annotator.values())
+                   + f" | {alpha} |")
+    return out
+
+
 def results_markdown(folder: Path) -> str:
     rows = read(folder, "evidence.jsonl")
     out = ["# Results", "",
@@ -98,6 +154,13 @@ def results_markdown(folder: Path) -> str:
                 "Content recall (headline):", ""] + recall_table(mine) + ["", "Pointer recall:", ""] + \
             recall_table(mine, "pointer_recall") + ["", "Packet tokens (model tokenizer):", ""] + \
             recall_table(mine, "tokens") + [""]
+    scores = audit_scores(folder)
+    if scores:
+        out += ["## Hand audit of the test builds", "",
+                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed 38`) over the test builds "
+                f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
+                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`.", ""] + \
+            audit_table(scores) + [""]
     return "\n".join(out)
 
 

@@ -242,6 +242,7 @@ def main() -> None:
     p.add_argument("--db", type=Path, help="database to build in or reuse (one case)")
     p.add_argument("--builds", type=Path, help="folder of the builds, CASE-sN.db (default artifacts/evidence/)")
     p.add_argument("--results", type=Path, help="append the figures to RESULTS/evidence.jsonl")
+    p.add_argument("--built-at", metavar="COMMIT", help="the commit the reused builds were made at (recorded in the rows)")
     p.add_argument("--rebuild", action="store_true", help="build from scratch even if the database holds a build")
     p.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
                    help="a setting for this run, e.g. verbatim_fallback=false")
@@ -285,7 +286,8 @@ def main() -> None:
     result = {"split": args.split or "case", "cases": cases, "summary": summary}
     if args.results:
         args.results.mkdir(parents=True, exist_ok=True)
-        rows = result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)
+        rows = [{**r, "built_at": args.built_at} if args.built_at else r
+                for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)]
         with open(args.results / "evidence.jsonl", "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with open(args.results / "evidence-questions.jsonl", "a", encoding="utf-8") as f:

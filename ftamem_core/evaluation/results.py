@@ -150,7 +150,8 @@ def results_markdown(folder: Path) -> str:
         out += [f"## Evidence recall, {_split_name(split)}", "",
                 f"Commit `{first['commit']}`, settings `{first['settings_digest']}`, model {first['model']}, "
                 f"measured {first['measured']}; {first['n']} questions; builds: "
-                + ", ".join(f"`{b}`" for b in first["builds"].values()) + ".", "",
+                + (", ".join(f"`{b}`" for b in first["builds"].values()) or "none (no model-built memory measured)")
+                + (f", built at commit `{first['built_at']}`" if first.get("built_at") else "") + ".", "",
                 "Content recall (headline):", ""] + recall_table(mine) + ["", "Pointer recall:", ""] + \
             recall_table(mine, "pointer_recall") + ["", "Packet tokens (model tokenizer):", ""] + \
             recall_table(mine, "tokens") + [""]

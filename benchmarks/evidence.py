@@ -284,7 +284,7 @@ def main() -> None:
             builds[doc.case.id] = build_path(args, doc).name
     summary = summarise(per_question)
     result = {"split": args.split or "case", "cases": cases, "summary": summary}
-    if args.results:
+    if args.results and summary:
         args.results.mkdir(parents=True, exist_ok=True)
         rows = [{**r, "built_at": args.built_at} if args.built_at else r
                 for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)]

@@ -167,7 +167,9 @@ def test_unit_counts_call_none_of_the_construction_code():
     construction = {"grounding", "extraction", "segmentation", "construction", "linking", "longitudinal", "quality"}
     for name in ("unit_counts", "content"):
         tree = ast.parse((ROOT / "ftamem_core" / "evaluation" / f"{name}.py").read_text())
-        imported = {(n.module or "").split(".")[-1] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported = {part for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                    for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
+                    for part in name.split(".")}
         assert not imported & construction, name
 
 
@@ -191,7 +193,7 @@ def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
 
     from ftamem_core.evaluation.results import BEGIN, END, write
 
-    base = {"commit": "abc", "settings_digest": "d1", "split": "test", "cases": ["conv-43"], "sessions": 3,
+    base = {"commit": "abc", "settings_digest": "d1", "split": "test", "cases": ["conv-43", "conv-47", "conv-50"], "sessions": 3,
             "builds": {"conv-43": "conv-43-s3.db"}, "measured": "2026-12-05", "model": "qwen2.5-1.5b",
             "benchmark": "evidence", "n": 18}
     old = {**base, "commit": "old", "budget": 250, "method": "fta", "metric": "content_recall", "value": 0.1,

@@ -3,7 +3,9 @@
 The rule, once: a gold turn counts as shown when at least ``SHOWN_SHARE`` (60%) of its distinct
 content words appear among the shown text's words. Words are read as LoCoMo's official scorer
 reads answers (``metrics.normalize_answer``, Porter stems) without scikit-learn's English stop
-words; a turn with no content word counts only when its whole normalised text is shown.
+words, words of one or two letters, and the words the packet's own labels use (``PACKET_WORDS``:
+"said", "feeling", "turns", ...), which would otherwise match a turn in any packet; a turn with
+no content word counts only when its whole normalised text is shown.
 
 It is measured on text, not on pointers: a unit that spans a turn but says nothing of it
 ("A and B talked.") does not show it. It deliberately shares no code with construction (the
@@ -13,11 +15,22 @@ stop words and the stemmer are English.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
+from typing import get_args
+
+from ..models import Completion, ContentType, LifecycleStatus, Relation, SemanticKind, TimeOrientation
 
 from .metrics import _stemmer, normalize_answer
 
 SHOWN_SHARE = 0.6
+# The labels ``packet.render`` writes around units and turns (headings, date lines, anchor names,
+# the enums it spells out): words every packet holds, whatever it shows of a turn.
+_LABELS = ("primary linked source other turns units notes none found said happened feeling intention relations "
+           "partial underspecified date unknown support tried now linked")
+PACKET_WORDS = frozenset(_LABELS.split()) | frozenset(
+    word for enum in (ContentType, TimeOrientation, Completion, LifecycleStatus, Relation, SemanticKind)
+    for value in get_args(enum) for word in value.split("_"))
 
 
 @lru_cache(maxsize=1)
@@ -27,10 +40,14 @@ def _stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+_CLITIC = re.compile(r"n['’]t\b|['’](?:s|m|re|ve|ll|d)\b", re.I)
+
+
 def content_stems(text: str) -> set[str]:
     """Distinct Porter stems of ``text``'s words that are not English stop words."""
     stop, stem = _stop_words(), _stemmer().stem
-    return {stem(w) for w in normalize_answer(text.replace("'", " ")).split() if w not in stop}
+    text = _CLITIC.sub("", text)  # "that's", "I'm", "don't" are their stop words
+    return {stem(w) for w in normalize_answer(text).split() if len(w) > 2 and w not in stop and w not in PACKET_WORDS}
 
 
 class ShownText:

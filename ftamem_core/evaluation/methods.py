@@ -121,7 +121,7 @@ class CaseContext:
         self.turns = store.turns(case_id)
         self.lines = turn_lines(self.turns)
         self._vectors = None
-        self._index: TurnIndex | None = None
+        self._index: dict[bool, TurnIndex] = {}
         self.summaries: dict[int, str] = {}
         self._summary_vectors = None
 
@@ -133,9 +133,9 @@ class CaseContext:
 
     def index(self, replies: bool) -> TurnIndex:
         """The turns as ``pipeline.turn_rag`` ranks them (built once)."""
-        if self._index is None:
-            self._index = TurnIndex.build(self.embedder, self.turns, replies)
-        return self._index
+        if replies not in self._index:
+            self._index[replies] = TurnIndex.build(self.embedder, self.turns, replies)
+        return self._index[replies]
 
 
 def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, settings: Settings, k: int,

@@ -35,6 +35,8 @@ def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: flo
     turns = {t.idx: t for t in store.turns(case_id)}
     units = store.units(case_id, construction_status=None)
     final = [u for u in units if u.construction_status == "final"]
+    partial = len(units) - len(final)
+    units = final  # what a reader browses; open partial units are counted apart
     known = lambda v: v not in ("", "unknown")  # noqa: E731
     copies = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
               and is_copy(u.fact.text, turns[u.evidence.end].text)]
@@ -51,7 +53,7 @@ def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: flo
     covered = {i for u in final for i in range(u.evidence.start, u.evidence.end + 1)} & turns.keys()
     n = max(1, len(units))
     return {
-        "units": len(final), "partial": len(units) - len(final), "turns": len(turns),
+        "units": len(final), "partial": partial, "turns": len(turns),
         "units_per_turn": round(len(final) / max(1, len(turns)), 3),
         "turns_covered": round(len(covered) / max(1, len(turns)), 3),
         "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / n, 2),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -104,7 +105,12 @@ def prepare(args, settings, doc) -> Store:
 
 def sanity_store(fta_db: Path, doc, memory: str, settings, embedder) -> Store:
     """A store beside the build holding the case with the ``memory`` sanity memory (no model)."""
-    store = Store(fta_db.with_name(f"{fta_db.stem}-{memory}.db"), index_config=settings.index)
+    path = fta_db.with_name(f"{fta_db.stem}-{memory}.db")
+    # a fresh store each run: refilled ids would grow and lengthen every unit's "[mN]" label
+    for old in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        old.unlink(missing_ok=True)
+    shutil.rmtree(path.with_suffix(".faiss"), ignore_errors=True)
+    store = Store(path, index_config=settings.index)
     store.ingest([doc], on_exists="skip")
     fill(store, doc.case.id, memory, embedder, settings)
     return store

@@ -131,13 +131,18 @@ def open_editor(at: AppTest, unit_id: int) -> AppTest:
     return at.toggle(key=f"edit-open-{unit_id}").set_value(True).run()
 
 
+def save_correction(at, fact: str, reason: str):
+    """Type a corrected fact and its reason into the open unit's edit form and save it."""
+    at.text_area[0].set_value(fact)
+    next(t for t in at.text_input if t.label == "Reason for the change").set_value(reason)
+    next(b for b in at.button if b.label == "Save correction").click().run()
+
+
 def test_memory_page_edits_and_deletes_a_unit(app):
     store = built(app)
     first = store.units("sample-daniel")[0]
     at = open_editor(memory_page(), first.id)
-    at.text_area[0].set_value("Daniel's father was diagnosed with early dementia in July 2025.")
-    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
-    next(b for b in at.button if b.label == "Save correction").click().run()
+    save_correction(at, "Daniel's father was diagnosed with early dementia in July 2025.", "wrong subject")
     assert not at.exception
     edited = store.get_unit("sample-daniel", first.id)
     assert edited.fact.text.startswith("Daniel's father") and edited.version == first.version + 1
@@ -538,9 +543,7 @@ def test_reasons_clear_after_saving_so_a_second_save_gives_its_own(app):
     store = built(app)
     first = store.units("sample-daniel")[0]
     at = open_editor(memory_page(), first.id)
-    at.text_area[0].set_value("Daniel's father was diagnosed in July 2025.")
-    next(t for t in at.text_input if t.label == "Reason for the change").set_value("wrong subject")
-    next(b for b in at.button if b.label == "Save correction").click().run()
+    save_correction(at, "Daniel's father was diagnosed in July 2025.", "wrong subject")
     assert next(t for t in at.text_input if t.label == "Reason for the change").value == ""
     at.text_area[0].set_value("Daniel's father was diagnosed in August 2025.")
     next(t for t in at.text_input if t.label == "Reason for the change").set_value("month misheard")

@@ -225,3 +225,53 @@ def test_the_audit_table_pools_cases_and_annotators_with_their_agreement(tmp_pat
     rows = {r.split(" | ")[0].strip("| "): r for r in audit_table(scores)}
     assert rows["fact"].startswith("| fact | 3 | 1.00 | 1.00 | 1.00 | 1.00 |")  # full agreement: alpha 1
     assert "| time | 3 | 1.17 | 1.33 | 1.00 |" in rows["time"] and rows["relatedness"].startswith("| relatedness | 1 | 0.50")
+
+
+def _eval_run(folder, methods, f1s, cases=("conv-43", "conv-47")):
+    """A finished evaluation run's files: ``f1s[m]`` the official F1 of each question, in order."""
+    import json
+
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"dataset": "locomo", "methods": methods, "cases": list(cases),
+                                                    "sessions": 3, "llm": {"model": "qwen2.5-1.5b"},
+                                                    "commit": "abc123", "settings_digest": "d1"}))
+    rows = [{"method": m, "case": cases[i % len(cases)], "qid": f"q{i}", "category": "1", "f1_official": f,
+             "content_recall": f, "answer_stage_tokens": 100 * (j + 1), "seconds": 2.0, "packet_tokens": 50}
+            for j, m in enumerate(methods) for i, f in enumerate(f1s[m])]
+    rows.append({"method": methods[0], "case": cases[0], "qid": "only-one-method", "category": "1", "f1_official": 1.0,
+                 "content_recall": 1.0, "answer_stage_tokens": 1, "seconds": 1.0, "packet_tokens": 1})
+    (folder / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    return folder
+
+
+def test_answer_rows_give_f1_with_intervals_and_paired_differences_on_shared_questions(tmp_path):
+    from ftamem_core.evaluation.results import answer_rows
+
+    run = _eval_run(tmp_path / "run", ["fta", "turn-rag", "null"],
+                    {"fta": [1.0, 0.5, 1.0, 0.0, 1.0, 0.5], "turn-rag": [0.5, 0.5, 1.0, 0.0, 0.5, 0.5],
+                     "null": [0.0] * 6})
+    rows = answer_rows(run, measured="2026-12-05")
+    find = {(r["method"], r["metric"]): r for r in rows}
+    f1 = find[("fta", "f1")]
+    assert f1["n"] == 6 and f1["value"] == pytest.approx(4 / 6, abs=1e-4)  # the one-method question left out
+    assert f1["low"] < f1["value"] < f1["high"] and f1["commit"] == "abc123" and f1["split"] == "test"
+    assert find[("turn-rag", "answer_stage_tokens")]["value"] == 200
+    assert find[("fta - null", "f1")]["excludes_zero"] is True
+    assert find[("fta - turn-rag", "f1")]["excludes_zero"] is False  # better on 2 of 6 questions only
+    assert {r["method"] for r in rows} == {"fta", "turn-rag", "null", "fta - turn-rag", "fta - null"}
+
+
+def test_an_evaluation_run_on_the_test_split_lands_in_the_results_and_the_readme(tmp_path):
+    from ftamem_core.evaluation.results import BEGIN, END, add_run, write
+
+    run = _eval_run(tmp_path / "run", ["fta", "turn-rag"], {"fta": [0.4, 0.6, 0.5], "turn-rag": [0.2, 0.3, 0.1]},
+                    cases=("conv-43", "conv-47", "conv-50"))
+    results = tmp_path / "results"
+    assert add_run(run, results) == 10 + 2
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# X\n\n{BEGIN}\n{END}\n")
+    write(results, tmp_path / "RESULTS.md", readme)
+    docs = (tmp_path / "RESULTS.md").read_text()
+    assert "## Answers, test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
+    assert "| fta - turn-rag | 0.30 [" in docs
+    assert "Answers, LoCoMo official F1" in readme.read_text() and "| fta | 0.50 [" in readme.read_text()

@@ -1,7 +1,9 @@
 """Results as data: the rows in ``results/*.jsonl`` and the documents made of them.
 
 Each row carries the commit, the settings digest, the builds, the split, the method, the metric
-and its interval. ``python -m ftamem_core.evaluation.results`` writes ``docs/RESULTS.md`` (every
+and its interval. ``evidence.jsonl`` is written by ``benchmarks/evidence.py --results``;
+``answers.jsonl`` by ``python -m ftamem_core.evaluation.results --add-run RUN`` from a finished
+``ftamem eval`` run. ``python -m ftamem_core.evaluation.results`` writes ``docs/RESULTS.md`` (every
 split's latest run per benchmark) and the README's one current table between its
 ``<!-- results:begin -->`` and ``<!-- results:end -->`` markers.
 """
@@ -14,7 +16,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .splits import SPLITS
+from .splits import SESSIONS, SPLITS, split_of
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
@@ -69,6 +71,100 @@ def recall_table(rows: list[dict], metric: str = "content_recall") -> list[str]:
     find = {(r["method"], r["budget"]): r for r in rows if r["metric"] == metric}
     out = ["| method | " + " | ".join(f"{b} tokens" for b in budgets) + " |", "|---" * (len(budgets) + 1) + "|"]
     out += ["| " + m + " | " + " | ".join(_cell(find.get((m, b))) for b in budgets) + " |" for m in methods]
+    return out
+
+
+# Answers -------------------------------------------------------------------------------------
+
+ANSWER_METRICS = ("f1", "content_recall", "answer_stage_tokens", "seconds", "packet_tokens")
+
+
+def _run_split(cases: list[str], sessions) -> str:
+    """The split an evaluation run's conversations and sessions make up (else "other")."""
+    names = {split_of(c) for c in cases}
+    return names.pop() if len(names) == 1 and sessions == SESSIONS else "other"
+
+
+def answer_rows(run: Path, answered_at: str | None = None, measured: str | None = None) -> list[dict]:
+    """One finished ``ftamem eval`` run as rows: per method its main F1 (LoCoMo's official F1 over
+    categories 1-4, ES-MemEval's F1) and content recall with 95% intervals (questions resampled
+    within each conversation), answer-stage tokens, packet tokens and seconds per question; then
+    the first method minus each other one, paired by question. Only questions every method
+    answered count, so that the methods are compared on the same questions."""
+    from datetime import date
+
+    from .report import main_f1, read_rows
+    from .stats import paired_bootstrap, stratified_bootstrap
+
+    config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+    dataset = config["dataset"]
+    rows = read_rows(run / "questions.jsonl")
+    methods = [m for m in config["methods"] if any(r["method"] == m for r in rows)]
+    per = {m: {(r["case"], r["qid"]): r for r in rows if r["method"] == m and main_f1(dataset, r) is not None}
+           for m in methods}
+    shared = sorted(set.intersection(*(set(v) for v in per.values()))) if per else []
+    if not shared:
+        raise ValueError(f"{run}: no question answered by every method")
+    base = {"commit": answered_at or config.get("commit") or "unknown", "settings_digest": config.get("settings_digest"),
+            "split": _run_split(config["cases"], config.get("sessions")), "cases": sorted({c for c, _ in shared}),
+            "sessions": config.get("sessions"), "measured": measured or date.today().isoformat(),
+            "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared)}
+    strata = [c for c, _ in shared]
+    value = {"f1": lambda r: main_f1(dataset, r), "content_recall": lambda r: r.get("content_recall"),
+             "answer_stage_tokens": lambda r: r.get("answer_stage_tokens"), "seconds": lambda r: r.get("seconds"),
+             "packet_tokens": lambda r: r.get("packet_tokens")}
+    out = []
+    for m in methods:
+        for metric in ANSWER_METRICS:
+            xs = [value[metric](per[m][q]) for q in shared]
+            if any(x is None for x in xs):
+                continue
+            row = {**base, "method": m, "metric": metric}
+            if metric in ("f1", "content_recall"):
+                b = stratified_bootstrap(xs, strata)
+                row.update(value=round(b["mean"], 4), low=round(b["low"], 4), high=round(b["high"], 4))
+            else:
+                row["value"] = round(sum(xs) / len(xs), 1)
+            out.append(row)
+    ref = methods[0]
+    for m in methods[1:]:
+        for metric in ("f1", "content_recall"):
+            a = [value[metric](per[ref][q]) for q in shared]
+            b = [value[metric](per[m][q]) for q in shared]
+            if any(x is None for x in a + b):
+                continue
+            d = paired_bootstrap(a, b, strata)
+            out.append({**base, "method": f"{ref} - {m}", "metric": metric, "value": round(d["mean"], 4),
+                        "low": round(d["low"], 4), "high": round(d["high"], 4), "excludes_zero": d["excludes_zero"]})
+    return out
+
+
+def add_run(run: Path, folder: Path, answered_at: str | None = None) -> int:
+    """Append a finished evaluation run's rows to ``folder/answers.jsonl``; the number written."""
+    rows = answer_rows(run, answered_at)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "answers.jsonl", "a", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    return len(rows)
+
+
+def answers_table(rows: list[dict]) -> list[str]:
+    """Methods by measure: F1 and content recall with their intervals, tokens and seconds per question."""
+    find = {(r["method"], r["metric"]): r for r in rows}
+    methods = [m for m in dict.fromkeys(r["method"] for r in rows) if " - " not in m]
+    out = ["| method | F1 (official, categories 1-4) | content recall | answer-stage tokens / question "
+           "| packet tokens / question | seconds / question |", "|---" * 6 + "|"]
+    for m in methods:
+        out.append(f"| {m} | " + " | ".join(_cell(find.get((m, k))) for k in ANSWER_METRICS[:2]) + " | "
+                   + " | ".join(_cell(find.get((m, k))) for k in ("answer_stage_tokens", "packet_tokens", "seconds"))
+                   + " |")
+    diffs = [r for r in rows if " - " in r["method"]]
+    if diffs:
+        out += ["", "| paired difference | F1 | excludes 0 | content recall | excludes 0 |", "|---" * 5 + "|"]
+        for m in dict.fromkeys(r["method"] for r in diffs):
+            f1, cr = find.get((m, "f1")), find.get((m, "content_recall"))
+            out.append(f"| {m} | {_cell(f1)} | {'yes' if f1 and f1.get('excludes_zero') else 'no'} | {_cell(cr)} | "
+                       f"{'yes' if cr and cr.get('excludes_zero') else 'no'} |")
     return out
 
 
@@ -147,8 +243,9 @@ def results_markdown(folder: Path) -> str:
            "turns inside the spans of the units shown, which a memory of empty units maxes out (the `null` row).",
            "`null`: one information-free unit per 12-turn block (what its packets show comes from the source turns",
            "and the turn channel the packet adds to any unit); `verbatim`: the turns' copies alone, no model call;",
-           "both retrieved exactly as `fta`. `fta - X`: the paired difference.", ""]
-    if not rows:
+           "both retrieved exactly as `fta`; `full-context`: every turn of the sessions in the prompt. `fta - X`: the",
+           "paired difference.", ""]
+    if not rows and not read(folder, "answers.jsonl"):
         return "\n".join(out + ["No results recorded yet."]) + "\n"
     for split, mine in latest(rows).items():
         first = mine[0]
@@ -160,6 +257,13 @@ def results_markdown(folder: Path) -> str:
                 "Content recall (headline):", ""] + recall_table(mine) + ["", "Pointer recall:", ""] + \
             recall_table(mine, "pointer_recall") + ["", "Packet tokens (model tokenizer):", ""] + \
             recall_table(mine, "tokens") + [""]
+    for split, mine in latest(read(folder, "answers.jsonl")).items():
+        first = mine[0]
+        out += [f"## Answers, {_split_name(split, mine)}", "",
+                f"Run `{first['run']}` answered at commit `{first['commit']}`, settings `{first['settings_digest']}`, "
+                f"model {first['model']} (temperature 0), measured {first['measured']}; {first['n']} questions "
+                "(categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring. Seconds on 2 CPU cores, "
+                "one model process.", ""] + answers_table(mine) + [""]
     scores = audit_scores(folder)
     if scores:
         out += ["## Hand audit of the test builds", "",
@@ -178,8 +282,14 @@ def readme_table(folder: Path) -> str:
     for split, mine in latest(rows).items():
         keep = [r for r in mine if r["method"] in ("fta", "turn-rag", "verbatim", "null")]
         lines += [f"{_split_name(split, mine)}:", ""] + recall_table(keep) + [""]
-    lines.append("All figures, with pointer recall and packet tokens: [docs/RESULTS.md](docs/RESULTS.md).")
-    return "\n".join(lines) if rows else "See [docs/RESULTS.md](docs/RESULTS.md)."
+    answers = read(folder, "answers.jsonl")
+    for split, mine in latest(answers).items():
+        keep = [r for r in mine if r["metric"] == "f1" and " - " not in r["method"]]
+        lines += [f"Answers, LoCoMo official F1 (categories 1-4), {_split_name(split, mine)}:", "",
+                  "| method | F1 |", "|---|---|"] + [f"| {r['method']} | {_cell(r)} |" for r in keep] + [""]
+    lines.append("All figures, with pointer recall, packet tokens, costs and the paired differences: "
+                 "[docs/RESULTS.md](docs/RESULTS.md).")
+    return "\n".join(lines) if rows or answers else "See [docs/RESULTS.md](docs/RESULTS.md)."
 
 
 def write(folder: Path, docs: Path, readme: Path) -> None:
@@ -196,7 +306,13 @@ def main() -> None:
     p.add_argument("--results", type=Path, default=ROOT / "results")
     p.add_argument("--docs", type=Path, default=ROOT / "docs" / "RESULTS.md")
     p.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    p.add_argument("--add-run", type=Path, metavar="RUN", help="first append a finished `ftamem eval` run's rows to "
+                   "RESULTS/answers.jsonl")
+    p.add_argument("--answered-at", metavar="COMMIT", help="with --add-run: the commit the run answered at (runs "
+                   "record it in config.json since this option exists)")
     args = p.parse_args()
+    if args.add_run:
+        print(f"{add_run(args.add_run, args.results, args.answered_at)} rows added to {args.results / 'answers.jsonl'}")
     write(args.results, args.docs, args.readme)
 
 

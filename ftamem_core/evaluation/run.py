@@ -33,6 +33,7 @@ from ..models import CaseDocument, Question
 from ..store import Store
 from .content import content_recall
 from .methods import CaseContext, Method, method as find_method, run_method, summarise_sessions
+from .results import commit, settings_digest
 from .sanity import SANITY_MEMORIES, fill
 
 LLMFactory = Callable[[Callable | None], LLM]  # recorder -> LLM
@@ -155,6 +156,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
     docs = select_documents(cfg, settings)
     plan = {d.case.id: questions_for(d, cfg) for d in docs}
     (out / "config.json").write_text(json.dumps({**cfg.__dict__, "llm": settings.llm.model_dump(exclude={"api_key"}),
+                                                 "commit": commit(), "settings_digest": settings_digest(settings),
                                                  "questions_per_case": {c: len(q) for c, q in plan.items()}},
                                                 indent=1, default=str), encoding="utf-8")
     predictions = out / "predictions.jsonl"

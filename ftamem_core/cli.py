@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from .config import PRESETS, Settings, load_settings
 from .loaders import FORMATS, LoadError
 from .modelfiles import ModelFileError
+from .models import Origin
 from .store import Store, StoreError
 
 
@@ -74,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = command("units", "list a case's memory units")
     c.add_argument("case")
     c.add_argument("--partial", action="store_true", help="also the partial units left open at a session's end")
+    c.add_argument("--origin", nargs="+", choices=Origin.__args__, metavar="ORIGIN",
+                   help=f"only units made this way ({', '.join(Origin.__args__)})")
     c = command("links", "list a case's temporal links")
     c.add_argument("case")
     c = command("memory", "show a case's user semantic and support-experience memory")
@@ -367,12 +370,14 @@ def cmd_build(args, settings: Settings):
 def cmd_units(args, settings: Settings):
     store = _open(settings)
     _require_case(store, args.case)
-    units = store.units(args.case, construction_status=None if args.partial else "final")
+    units = [u for u in store.units(args.case, construction_status=None if args.partial else "final")
+             if not args.origin or u.origin in args.origin]
     rows = [u.model_dump() for u in units]
     flat = [{"id": u.id, "span": f"{u.evidence.start}-{u.evidence.end}", "type": u.fact.content_type,
              "status": u.construction_status if u.construction_status == "partial" else u.time.completion,
-             "lifecycle": u.lifecycle_status, "event_time": u.time.event_time, "fact": u.fact.text} for u in units]
-    return rows, _table(flat, ["id", "span", "type", "status", "lifecycle", "event_time", "fact"])
+             "lifecycle": u.lifecycle_status, "origin": u.origin, "event_time": u.time.event_time, "fact": u.fact.text}
+            for u in units]
+    return rows, _table(flat, ["id", "span", "type", "status", "lifecycle", "origin", "event_time", "fact"])
 
 
 def cmd_links(args, settings: Settings):

@@ -57,6 +57,7 @@ def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: in
     diffs = [(p, _get(current, p), _get(edited, p)) for p in changes if _get(current, p) != _get(edited, p)]
     if not diffs:
         return current
+    edited = edited.model_copy(update={"origin": "corrected"})  # provenance: a person's word now
     vector = None
     if embedder is not None and edited.construction_status == "final":
         vector = embedder.encode([retrieval_text(edited)])[0]

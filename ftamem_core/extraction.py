@@ -314,7 +314,7 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
         fact = unit.fact.model_copy(update={"text": text, "participants": _named(text, names) or unit.fact.participants})
         time = unit.time if text in timed else unit.time.model_copy(
             update={"event_time": "unknown", "event_time_expression": ""})
-        piece = unit.model_copy(update={"fact": fact, "time": time})
+        piece = unit.model_copy(update={"fact": fact, "time": time, "origin": "split"})
         pieces.append(trim_span(piece, turns, names) if trim else piece)
     return pieces
 
@@ -384,7 +384,7 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
                             time_orientation="unknown", completion="unknown"),
             evidence=Evidence(session_id=fragment.session_id, start=start, end=turn.idx,
                               dialogue_time=fragment.session_time),
-            construction_status="final",
+            construction_status="final", origin="copied",
         ))
     return out
 
@@ -440,7 +440,7 @@ def fuse(partial: FTAUnit, candidate: FTAUnit) -> FTAUnit:
     evidence = Evidence(session_id=partial.evidence.session_id, start=min(partial.evidence.start, candidate.evidence.start),
                         end=max(partial.evidence.end, candidate.evidence.end), dialogue_time=partial.evidence.dialogue_time)
     return candidate.model_copy(update={"fact": fact, "time": time, "affect": affect, "evidence": evidence,
-                                        "created_at": partial.created_at})
+                                        "created_at": partial.created_at, "origin": "fused"})
 
 
 @dataclass
@@ -533,7 +533,8 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         if not about_turn(unit.fact.text, turn, seen):
             text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
             # The model's summary belonged to the fact it wrote, not to this turn.
-            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""})})
+            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}),
+                                           "origin": "copied"})
         seen.append(normalised(unit.fact.text))
         units.append(unit)
     return units

@@ -373,6 +373,12 @@ def _audit() -> str:
     """
 
 
+@migration("0008_unit_origin")
+def _unit_origin() -> str:
+    # How each unit was made (models.Origin); units stored before are "unknown".
+    return "ALTER TABLE units ADD COLUMN origin TEXT NOT NULL DEFAULT 'unknown'"
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

@@ -44,6 +44,10 @@ TimeOrientation = Literal["past", "present", "future", "mixed", "unknown"]
 Completion = Literal["complete", "partial", "pending", "unknown"]
 # Whether the unit is a finalised, retrievable memory or a partial still carried as context.
 ConstructionStatus = Literal["final", "partial"]
+# How a unit was made: written by the model, fused with a carried partial, split from a model's
+# fact, copied from a turn without the model, or corrected by a person ("unknown": stored before
+# units recorded it).
+Origin = Literal["model", "fused", "split", "copied", "corrected", "unknown"]
 LifecycleStatus = Literal["pending", "completed", "contradicted", "archived", "unknown"]
 Completeness = Literal["complete", "partial", "unknown"]
 Relation = Literal["same_episode_as", "updates", "contradicts", "followup_of", "supports", "unknown"]
@@ -191,6 +195,7 @@ class FTAUnit(Record):
     affect: AffectAnchor = Field(default_factory=AffectAnchor)
     evidence: Evidence
     construction_status: ConstructionStatus = "final"
+    origin: Origin = "model"
     lifecycle_status: LifecycleStatus = "unknown"
     completeness: Completeness = "unknown"
     disputed: bool = False

@@ -576,6 +576,7 @@ _UNIT_COLUMNS = (
     "event_time", "event_time_expression", "time_orientation", "completion", "emotion_or_state",
     "intention_or_plan", "relation_cues", "evidence_start", "evidence_end", "evidence_time",
     "construction_status", "lifecycle_status", "completeness", "disputed", "version", "created_at", "updated_at",
+    "origin",
 )
 _UNIT_INSERT = f"INSERT INTO units ({', '.join(_UNIT_COLUMNS)}) VALUES ({', '.join('?' * len(_UNIT_COLUMNS))})"
 # Every column but case_id, matched on id, case and the version read; the version goes up by one.
@@ -594,7 +595,7 @@ def _unit_params(case_id: str, u: FTAUnit) -> tuple:
         u.time.event_time_expression, u.time.time_orientation, u.time.completion,
         u.affect.emotion_or_state, u.affect.intention_or_plan, u.affect.relation_cues,
         u.evidence.start, u.evidence.end, u.evidence.dialogue_time, u.construction_status,
-        u.lifecycle_status, u.completeness, int(u.disputed), u.version, u.created_at, u.updated_at,
+        u.lifecycle_status, u.completeness, int(u.disputed), u.version, u.created_at, u.updated_at, u.origin,
     )
 
 
@@ -620,6 +621,7 @@ def _unit_from_row(r: dict) -> FTAUnit:
             dialogue_time=r["evidence_time"],
         ),
         construction_status=r["construction_status"],
+        origin=r["origin"],
         lifecycle_status=r["lifecycle_status"],
         completeness=r["completeness"],
         disputed=bool(r["disputed"]),

@@ -24,8 +24,8 @@ TYPES = ["event", "event", "event", "current_state", "homework_or_plan", "event"
 
 
 def seeded_case(store: Store, case_id: str = "c1", sessions: int = 3) -> dict[int, FTAUnit]:
-    """A case with six units per session (four event, one emotion, one plan) and links between
-    consecutive units: known strata without a model."""
+    """A case with six units per session (four event, one emotion, one plan; the last a copy of its
+    turn) and links between consecutive units: known strata without a model."""
     store.ingest([make_doc(case_id, sessions=sessions, turns=6)])
     consent.record(store, case_id, "granted", "test", "scripted case")
     units = []
@@ -34,7 +34,8 @@ def seeded_case(store: Store, case_id: str = "c1", sessions: int = 3) -> dict[in
         for j, ctype in enumerate(TYPES):
             units.append(FTAUnit(case_id=case_id, fact=FactAnchor(text=f"A said {case_id} session {s.idx} turn {j}",
                                                                  content_type=ctype, participants=["A"]),
-                                 evidence=Evidence(session_id=s.id, start=first + j, end=first + j)))
+                                 evidence=Evidence(session_id=s.id, start=first + j, end=first + j),
+                                 origin="copied" if j == len(TYPES) - 1 else "model"))
     ids = store.add_units(case_id, units, HashEmbedder().encode([u.fact.text for u in units]))
     store.add_links(case_id, [Link(source=b, target=a, relation="updates" if k % 2 else "supports")
                               for k, (a, b) in enumerate(zip(ids, ids[1:]))])
@@ -73,12 +74,14 @@ def test_the_same_seed_draws_the_same_sample_and_strata_are_respected(two_cases)
     units = [i for i in audit.items(store, first) if i["kind"] == "unit"]
     by_case = Counter(i["case_id"] for i in units)
     assert by_case == {"c1": 6, "c2": 6}  # equal shares across cases, as the paper balanced benchmarks
-    strata_c1 = Counter(i["stratum"] for i in units if i["case_id"] == "c1")
-    # c1: 3 sessions x 3 types; 6 draws over 9 strata of sizes 4, 1, 1 per session: the three
-    # event strata (largest remainders) and three more, never two from a stratum of one
-    assert sum(strata_c1.values()) == 6 and all(n <= 4 for n in strata_c1.values())
+    strata_c1 = Counter(i["stratum"].rsplit(" · ", 1)[0] for i in units if i["case_id"] == "c1")
+    # c1: strata by origin and type of sizes 9 (model events), 3, 3 and 3 (copied events): one
+    # each, then one by quota to the largest and one by the largest remainder (ties in sorted order)
+    assert strata_c1 == {"model · event": 2, "model · current_state": 1, "model · homework_or_plan": 1,
+                         "copied · event": 2}
     strata_c2 = Counter(i["stratum"] for i in units if i["case_id"] == "c2")
-    assert strata_c2 == {"session 0 · event": 4, "session 0 · current_state": 1, "session 0 · homework_or_plan": 1}
+    assert strata_c2 == {"model · event · session 1": 3, "model · current_state · session 1": 1,
+                         "model · homework_or_plan · session 1": 1, "copied · event · session 1": 1}
     assert len({i["unit_id"] for i in units}) == len(units)
     pairs = [i for i in audit.items(store, first) if i["kind"] == "pair"]
     assert len(pairs) == 6 and Counter(i["case_id"] for i in pairs) == {"c1": 3, "c2": 3}
@@ -102,6 +105,7 @@ def test_units_changed_after_the_draw_are_flagged(two_cases):
     edited, deleted = unit_items[0]["unit_id"], unit_items[1]["unit_id"]
     u = store.get_unit("c1", edited)
     edit_unit(store, HashEmbedder(), "c1", edited, {"fact.text": "A said something else"}, u.version, "Dr. Lee", "fix")
+    assert store.get_unit("c1", edited).origin == "corrected"  # provenance: a person's word now
     from ftamem_core.editing import delete_unit
 
     delete_unit(store, "c1", deleted, "Dr. Lee", "filler")

@@ -127,6 +127,9 @@ def test_the_scripted_backend_builds_and_answers_and_says_it_is_a_test_double(tm
     assert report["status"] == "done" and report["units"] > 0 and report["sessions_built"] == 3
     code, out, _ = run(capsys, *scripted, "units", "sample-daniel")
     assert {u["fact"]["text"] for u in json.loads(out)} == {"Scripted reply: a fact no model wrote."}
+    assert {u["origin"] for u in json.loads(out)} == {"model"}
+    code, out, _ = run(capsys, *scripted, "units", "sample-daniel", "--origin", "copied", "corrected")
+    assert code == 0 and json.loads(out) == []  # provenance filter
     code, out, err = run(capsys, *scripted, "ask", "sample-daniel", "When was the diagnosis?")
     assert code == 0 and json.loads(out)["answer"] == "Scripted answer (no model)." and "test double" in err
     code, out, err = run(capsys, "--db", db, "--json", "cases")  # no model: no notice

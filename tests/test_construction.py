@@ -124,6 +124,7 @@ def test_carry_over_and_fusion(case):
     texts = {u.fact.text: u for u in case.units("c1", None)}
     fused = texts["Maya started night shifts. The shifts run 7pm to 7am."]
     assert (fused.evidence.start, fused.evidence.end, fused.construction_status) == (0, 6, "final")
+    assert fused.origin == "fused" and texts["Maya's coworker is Omar."].origin == "model"  # provenance
     assert "Maya started night shifts." not in texts and "The shifts run 7pm to 7am." not in texts  # no own id
     open_unit = texts["Maya may try curtains."]
     assert open_unit.construction_status == "partial" and report.partial_units == 1
@@ -344,7 +345,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert set(said) <= covered
     unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
-    assert unit2.fact.text == said[2].text  # third person already; nothing invented
+    assert unit2.fact.text == said[2].text and unit2.origin == "copied"  # third person already; nothing invented
     assert [e.data["turns"] for e in events if e.kind == "verbatim"][0] == [2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
 
@@ -392,6 +393,8 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     report, events, _ = build(store, pipeline)
     facts = [u.fact.text for u in store.units("c1", construction_status=None)]
     assert facts.count("Maya talks about night shifts at work.") == 1 and facts.count(told) == 1  # the partial whole
+    origins = {u.fact.text: u.origin for u in store.units("c1", construction_status=None)}
+    assert origins["Maya talks about night shifts at work."] == "split" and origins[told] == "model"
     assert [e.data["into"] for e in events if e.kind == "split"] == [
         ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]]
     off = Store(":memory:")

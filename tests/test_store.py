@@ -164,3 +164,18 @@ def test_two_stores_opening_a_new_database_at_once_apply_each_migration_once(tmp
     assert errors == []
     assert sorted(n for s in stores for n in s.applied_migrations) == sorted(name for name, _ in MIGRATIONS)
     assert stores[0].migrations() == sorted(name for name, _ in MIGRATIONS)
+
+
+def test_units_stored_before_provenance_read_as_unknown_origin(tmp_path):
+    path = tmp_path / "old.db"
+    store = Store(path)
+    store.ingest([make_doc("old")])
+    session = store.sessions("old")[0].id
+    store.add_units("old", [make_unit("old", "Ana moved.", 0, 0, session_id=session)], random_vectors(1))
+    store.close()
+    conn = sqlite3.connect(path)  # the store as it was before migration 0008
+    conn.execute("ALTER TABLE units DROP COLUMN origin")
+    conn.execute("DELETE FROM _migrations WHERE name = '0008_unit_origin'")
+    conn.commit()
+    conn.close()
+    assert [u.origin for u in Store(path).units("old")] == ["unknown"]

@@ -1,6 +1,7 @@
 """Seeded, stratified samples of units and linked pairs for a hand audit.
 
-Units are stratified by case, session and content type; linked pairs by case and relation. Cases
+Units are stratified by case, origin (model, fused, split, copied, corrected: how the unit was
+made) and content type; linked pairs by case and relation. Cases
 get equal shares (the paper balanced its 100 units across the two benchmarks), a case's share
 is spread over its strata in proportion to their sizes (largest remainder), and every stratum
 gets one draw when the share allows. The draw depends only on the seed and on the stored memory
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from ..store import Store
 
-SAMPLER = "strata-v1"  # recorded with each round: a changed sampler must not pass for the same draw
+SAMPLER = "strata-v2"  # v2: units by origin and content type (v1: session and content type)  # recorded with each round: a changed sampler must not pass for the same draw
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,8 @@ def draw(store: Store, case_ids: list[str], n_units: int, n_pairs: int, seed: in
         units = {u.id: u for u in store.units(case_id)}  # final units: what retrieval can show
         for uid in sorted(units):
             u = units[uid]
-            key = (case_id, sessions.get(u.evidence.session_id, -1), u.fact.content_type)
-            unit_strata.setdefault(key, []).append(u)
+            key = (case_id, u.origin, u.fact.content_type)
+            unit_strata.setdefault(key, []).append((sessions.get(u.evidence.session_id, -1), u))
         for link in sorted(store.links(case_id), key=lambda link: link.id):
             if link.source in units and link.target in units:
                 pair_strata.setdefault((case_id, link.relation), []).append((link, units[link.source], units[link.target]))
@@ -103,9 +104,10 @@ def draw(store: Store, case_ids: list[str], n_units: int, n_pairs: int, seed: in
     return picked
 
 
-def _unit_draw(key: tuple, unit) -> Draw:
-    case_id, session, content_type = key
-    return Draw(case_id, "unit", unit.id, unit.version, f"session {session} · {content_type}")
+def _unit_draw(key: tuple, member) -> Draw:
+    case_id, origin, content_type = key
+    session, unit = member
+    return Draw(case_id, "unit", unit.id, unit.version, f"{origin} · {content_type} · session {session + 1}")
 
 
 def _pair_draw(key: tuple, member) -> Draw:

@@ -364,7 +364,7 @@ def cmd_build(args, settings: Settings):
     text = (f"build {report.build_id} {report.status}: {report.sessions_built} session(s) built, "
             f"{report.sessions_skipped} already done; {report.units} units, {report.partial_units} partial, "
             f"{report.fusions} fusions, {report.links} links in {report.seconds:.1f} s")
-    return data, text
+    return data, "\n".join([text, *(f"note: {n}" for n in report.notes)])
 
 
 def cmd_units(args, settings: Settings):

@@ -43,6 +43,7 @@ from .segmentation import (SegmentationReply, Span, cut_turns, merge_short, rend
 from .editing import human_corrections, record_discarded
 from .errors import CorrectionsAtRisk
 from .store import Store, StoreError
+from .text import english
 
 
 # The settings that shape a build, kept with its record.
@@ -83,7 +84,7 @@ class BuildStopped(Exception):
 class Event:
     """A progress event for the app and the command line."""
 
-    kind: str  # build_started, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded, split,
+    kind: str  # build_started, language, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded, split,
     #            unit_finalised, fusion, link_added, session_done, build_done
     session: int | None = None  # the session's index in the case
     data: dict[str, Any] = field(default_factory=dict)
@@ -102,12 +103,14 @@ class BuildReport:
     fusions: int = 0
     seconds: float = 0.0
     error: str = ""  # why a build stopped
+    notes: list[str] = field(default_factory=list)  # what the build changed on its own, e.g. repairs off
 
 
 class Builder:
     def __init__(self, store: Store, llm: LLM, embedder: Embedder, settings: Settings,
                  progress: Callable[[Event], None] | None = None, stop: threading.Event | None = None):
         self.store, self.llm, self.embedder, self.settings = store, llm, embedder, settings
+        self._chosen = settings  # before a case's language switches repairs off
         self.progress = progress or (lambda event: None)
         self.stop = stop or threading.Event()
         if llm.recorder is None:
@@ -122,6 +125,7 @@ class Builder:
         window = window or self.settings.window_size
         case = self.store.get_case(case_id)
         consent.require(self.store, case_id)
+        notes = self._for_language(case_id)
         self._case_id = case_id
         self._cut_reported: set[int] = set()
         if not from_scratch:  # checked before taking the lock: a refused build leaves no record
@@ -144,7 +148,7 @@ class Builder:
             self.store.finish_build(build.id, "failed", str(e))
             raise
         done = self.store.done_sessions(case_id)
-        report = BuildReport(build.id, "running")
+        report = BuildReport(build.id, "running", notes=notes)
         started = time.perf_counter()
         self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
                                                     "sessions": len(self.store.sessions(case_id))}))
@@ -178,6 +182,21 @@ class Builder:
         self.progress(Event("build_done", data={"status": report.status, "units": report.units,
                                                  "links": report.links, "seconds": round(report.seconds, 1)}))
         return report
+
+    def _for_language(self, case_id: str) -> list[str]:
+        """The repairs read English words: for a case in another language they are off (and the
+        build says so) instead of passing every check for want of a word they know."""
+        self.settings = self._chosen
+        if english.is_english([t.text for t in self.store.turns(case_id)]):
+            return []
+        on = {k: v for k, v in english.REPAIRS_OFF.items() if getattr(self.settings, k) != v}
+        if not on:
+            return []
+        self.settings = self.settings.with_overrides(**english.REPAIRS_OFF)
+        note = ("the turns are not English: the repairs that read English words are off for this build "
+                f"({', '.join(sorted(on))})")
+        self.progress(Event("language", data={"english": False, "off": sorted(on), "note": note}))
+        return [note]
 
     def _check_segmentation(self, case_id: str, segmentation: str) -> None:
         other = {m for m in self.store.done_sessions(case_id).values() if m != segmentation}

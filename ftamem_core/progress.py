@@ -36,6 +36,8 @@ class ProgressBar:
             self.units += 1
         elif event.kind == "link_added":
             self.links += 1
+        elif event.kind == "language":
+            self.bar.write(f"note: {event.data['note']}")
         elif event.kind == "cut":  # the build log says what the model did not see whole
             self.bar.write(f"turns {', '.join(map(str, event.data['turns']))} cut to fit the prompt "
                            f"(prompt_turn_chars {event.data['limit']:,}); stored whole")

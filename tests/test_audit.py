@@ -26,7 +26,11 @@ TYPES = ["event", "event", "event", "current_state", "homework_or_plan", "event"
 def seeded_case(store: Store, case_id: str = "c1", sessions: int = 3) -> dict[int, FTAUnit]:
     """A case with six units per session (four event, one emotion, one plan; the last a copy of its
     turn) and links between consecutive units: known strata without a model."""
-    store.ingest([make_doc(case_id, sessions=sessions, turns=6)])
+    doc = make_doc(case_id, sessions=sessions, turns=6)
+    for session in doc.sessions:  # English turns: the audit's word checks read English words
+        for turn in session.turns:
+            turn.text = f"A told B what happened in {turn.text}"
+    store.ingest([doc])
     consent.record(store, case_id, "granted", "test", "scripted case")
     units = []
     for s in store.sessions(case_id):

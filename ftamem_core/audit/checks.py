@@ -3,7 +3,8 @@ scores as their own columns (they flag items for the annotator; they never repla
 They read words with the evaluation's own rule (``evaluation.content``), not with the grounding
 helpers construction repairs units with, so a repaired unit does not pass by construction.
 
-Each check is True (passes), False (fails) or None (does not apply, e.g. no session date).
+Each check is True (passes), False (fails) or None (does not apply, e.g. no session date). The
+checks that read words read English ones: for a case in another language they do not apply.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ CHECKS = {
 }
 
 
-def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None, speakers: list[str]) -> dict:
+def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None, speakers: list[str],
+                english: bool = True) -> dict:
     span = [turns.get(i) for i in range(unit.evidence.start, unit.evidence.end + 1)]
     present = [t for t in span if t is not None]
     in_session = bool(span) and len(present) == len(span) and all(
@@ -42,5 +44,7 @@ def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None,
         named = {s for s in evidence_speakers if any(re.search(rf"\b{re.escape(part)}\b", unit.fact.text, re.I)
                                                      for part in s.split())}
         subject_ok = bool(named or evidence_speakers & set(unit.fact.participants))
+    if not english:
+        fact_ok = subject_ok = None
     return {"span_in_session": in_session, "fact_in_evidence": fact_ok, "time_not_after_session": time_ok,
             "subject_in_evidence": subject_ok}

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..editing import delete_unit, edit_unit
 from ..models import utcnow
 from ..store import NotFound, Store, StoreError
+from ..text.english import is_english
 from .checks import unit_checks
 from .sampling import SAMPLER, Draw, draw
 
@@ -141,7 +142,8 @@ def _context(store: Store, case_id: str):
 def item_checks(store: Store, item: dict, context=None) -> dict[int, dict]:
     turns, sessions, speakers = context or _context(store, item["case_id"])
     units = store.units_by_id(item["case_id"], [uid for uid, _ in item_units(item)])
-    return {u.id: unit_checks(u, turns, sessions.get(u.evidence.session_id), speakers) for u in units}
+    english = is_english([t.text for t in turns.values()])
+    return {u.id: unit_checks(u, turns, sessions.get(u.evidence.session_id), speakers, english) for u in units}
 
 
 def item_view(store: Store, item_id: int, annotator: str) -> dict:

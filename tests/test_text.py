@@ -1,0 +1,72 @@
+"""Language-specific rules live in ftamem_core/text; the repairs that read English words are off
+for a case in another language, and the build and the audit's checks say so."""
+
+from ftamem_core import audit, consent
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+from ftamem_core.text.english import REPAIRS_OFF, is_english
+
+from scripted import HashEmbedder, Pipeline, turn_indices, section, unit
+
+ENGLISH = ["I finally passed my welding certificate on Friday!", "Congrats! Was it hard?",
+           "The practical part was brutal, I was so nervous. Next I want to apply at the shipyard."]
+CHINESE = ["我上周五终于通过了焊接证书考试！", "恭喜！难吗？", "实操部分很难，我非常紧张。接下来我想去船厂应聘。",
+           "我父亲去年去世了，我还是很想他。", "你现在怎么照顾自己？", "我每天早上去公园散步，这让我平静下来。"]
+GERMAN = ["Ich habe am Freitag endlich meine Schweißprüfung bestanden!", "Glückwunsch! War es schwer?",
+          "Der praktische Teil war brutal, ich war so nervös. Als Nächstes will ich mich bei der Werft bewerben."]
+SPANISH = ["¡Por fin aprobé mi certificado de soldadura el viernes!", "¡Felicidades! ¿Fue difícil?",
+           "La parte práctica fue brutal, estaba muy nervioso. Después quiero postularme en el astillero."]
+
+
+def test_english_is_told_from_chinese_german_and_spanish():
+    assert is_english(ENGLISH)
+    assert not is_english(CHINESE) and not is_english(GERMAN) and not is_english(SPANISH)
+    assert not is_english([]) and not is_english(["12 34 !!"])
+
+
+def _case(store, lines, case_id="zh"):
+    store.ingest([CaseDocument(case=Case(id=case_id), sessions=[SessionDocument(
+        session=Session(source_id="s1", time="2025-03-07"),
+        turns=[Turn(role="user" if i % 2 == 0 else "assistant", speaker="李明" if i % 2 == 0 else "咨询师", text=t)
+               for i, t in enumerate(lines)])])])
+    consent.record(store, case_id, "granted", "test", "scripted case")
+
+
+def _build(store, case_id):
+    pipeline = Pipeline(seg_size=6)
+
+    def invented(messages):  # a fact no turn says, in the case's language
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        return {"memory_units": [unit("李明去了月球。", idx[0], idx[-1])]}
+
+    pipeline.extraction = invented
+    events = []
+    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}), progress=events.append) \
+        .build(case_id)
+    return report, events
+
+
+def test_a_chinese_case_is_built_with_the_english_repairs_off_and_the_build_says_so(store):
+    _case(store, CHINESE)
+    report, events = _build(store, "zh")
+    assert report.status == "done" and len(report.notes) == 1 and "not English" in report.notes[0]
+    language = [e for e in events if e.kind == "language"]
+    assert language and set(language[0].data["off"]) <= set(REPAIRS_OFF)
+    recorded = store.builds("zh")[-1].settings
+    assert all(recorded[k] == v for k, v in REPAIRS_OFF.items() if k in recorded)
+    assert [u.fact.text for u in store.units("zh")] == ["李明去了月球。"]  # kept: no English check judged it
+
+    # The audit's word checks do not apply: none passes an invented fact for want of a known word.
+    round_id = audit.new_round(store, ["zh"], n_units=1, n_pairs=0, seed=1)
+    item = audit.items(store, round_id)[0]
+    checks = next(iter(audit.rounds.item_checks(store, item).values()))
+    assert checks["fact_in_evidence"] is None and checks["subject_in_evidence"] is None
+    assert checks["span_in_session"] is True
+
+
+def test_an_english_case_keeps_its_repairs_and_no_note(store):
+    _case(store, ENGLISH * 2, case_id="en")
+    report, events = _build(store, "en")
+    assert report.notes == [] and not [e for e in events if e.kind == "language"]
+    assert store.builds("en")[-1].settings["ground_facts"] is True

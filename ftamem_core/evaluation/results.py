@@ -85,7 +85,7 @@ def _run_split(cases: list[str], sessions) -> str:
     return names.pop() if len(names) == 1 and sessions == SESSIONS else "other"
 
 
-def answer_rows(run: Path, answered_at: str | None = None, measured: str | None = None) -> list[dict]:
+def answer_rows(run: Path, answered_at: str | None = None, measured: str | None = None, note: str = "") -> list[dict]:
     """One finished ``ftamem eval`` run as rows: per method its main F1 (LoCoMo's official F1 over
     categories 1-4, ES-MemEval's F1) and content recall with 95% intervals (questions resampled
     within each conversation), answer-stage tokens, packet tokens and seconds per question; then
@@ -105,7 +105,8 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
     shared = sorted(set.intersection(*(set(v) for v in per.values()))) if per else []
     if not shared:
         raise ValueError(f"{run}: no question answered by every method")
-    base = {"commit": answered_at or config.get("commit") or "unknown", "settings_digest": config.get("settings_digest"),
+    base = {"commit": answered_at or config.get("commit") or "unknown",
+            "settings_digest": config.get("settings_digest") or "unrecorded", "note": note,
             "split": _run_split(config["cases"], config.get("sessions")), "cases": sorted({c for c, _ in shared}),
             "sessions": config.get("sessions"), "measured": measured or date.today().isoformat(),
             "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared)}
@@ -139,9 +140,9 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
     return out
 
 
-def add_run(run: Path, folder: Path, answered_at: str | None = None) -> int:
+def add_run(run: Path, folder: Path, answered_at: str | None = None, note: str = "") -> int:
     """Append a finished evaluation run's rows to ``folder/answers.jsonl``; the number written."""
-    rows = answer_rows(run, answered_at)
+    rows = answer_rows(run, answered_at, note=note)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "answers.jsonl", "a", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -259,11 +260,12 @@ def results_markdown(folder: Path) -> str:
             recall_table(mine, "tokens") + [""]
     for split, mine in latest(read(folder, "answers.jsonl")).items():
         first = mine[0]
-        out += [f"## Answers, {_split_name(split, mine)}", "",
+        out += ([f"## Answers, {_split_name(split, mine)}", "",
                 f"Run `{first['run']}` answered at commit `{first['commit']}`, settings `{first['settings_digest']}`, "
                 f"model {first['model']} (temperature 0), measured {first['measured']}; {first['n']} questions "
                 "(categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring. Seconds on 2 CPU cores, "
-                "one model process.", ""] + answers_table(mine) + [""]
+                 "one model process." + (f" Note: {first['note']}" if first.get("note") else ""), ""]
+                + answers_table(mine) + [""])
     scores = audit_scores(folder)
     if scores:
         out += ["## Hand audit of the test builds", "",
@@ -310,9 +312,10 @@ def main() -> None:
                    "RESULTS/answers.jsonl")
     p.add_argument("--answered-at", metavar="COMMIT", help="with --add-run: the commit the run answered at (runs "
                    "record it in config.json since this option exists)")
+    p.add_argument("--note", default="", help="with --add-run: what a reader of the figures should know")
     args = p.parse_args()
     if args.add_run:
-        print(f"{add_run(args.add_run, args.results, args.answered_at)} rows added to {args.results / 'answers.jsonl'}")
+        print(f"{add_run(args.add_run, args.results, args.answered_at, args.note)} rows added to {args.results / 'answers.jsonl'}")
     write(args.results, args.docs, args.readme)
 
 

@@ -275,3 +275,18 @@ def test_an_evaluation_run_on_the_test_split_lands_in_the_results_and_the_readme
     assert "## Answers, test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
     assert "| fta - turn-rag | 0.30 [" in docs
     assert "Answers, LoCoMo official F1" in readme.read_text() and "| fta | 0.50 [" in readme.read_text()
+    with pytest.raises(ValueError, match="already in"):  # the same run twice would double its rows
+        add_run(run, results)
+
+
+def test_a_run_capped_in_questions_or_over_a_whole_file_is_no_split(tmp_path):
+    import json
+
+    from ftamem_core.evaluation.results import answer_rows
+
+    run = _eval_run(tmp_path / "run", ["fta", "turn-rag"], {"fta": [0.4, 0.6], "turn-rag": [0.2, 0.3]})
+    assert {r["split"] for r in answer_rows(run)} == {"test"}
+    config = json.loads((run / "config.json").read_text())
+    for change in ({"questions": 5}, {"cases": None}, {"sessions": 2}):
+        (run / "config.json").write_text(json.dumps({**config, **change}))
+        assert {r["split"] for r in answer_rows(run)} == {"other"}, change

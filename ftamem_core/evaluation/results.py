@@ -270,11 +270,15 @@ def results_markdown(folder: Path) -> str:
                 + answers_table(mine) + [""])
     scores = audit_scores(folder)
     if scores:
+        rounds_file = folder / "audit" / "rounds.json"
+        rounds = json.loads(rounds_file.read_text(encoding="utf-8")) if rounds_file.exists() else {}
+        drawn = "; ".join(f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
+                          f"built at `{r['built_at']}`" for c, r in rounds.items())
         out += ["## Hand audit of the test builds", "",
-                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed 38`) over the test builds "
+                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
                 f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
-                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`.", ""] + \
-            audit_table(scores) + [""]
+                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`."
+                + (f" Drawn: {drawn}." if drawn else ""), ""] + audit_table(scores) + [""]
     return "\n".join(out)
 
 

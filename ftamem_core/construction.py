@@ -52,7 +52,7 @@ BUILD_SETTINGS = {
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "caption_carries_turn", "verbatim_reply_words",
-    "split_facts", "fact_max_chars", "turn_anchors",
+    "split_facts", "fact_max_chars", "turn_anchors", "strict_links",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -442,7 +442,8 @@ class Builder:
         if not pairs:
             return  # no neighbour passes the threshold: no call
         new = [u for u in units if u.id in pairs]
-        messages = load_prompt("linking").messages(**render_links(new, pairs))
+        options = frozenset({"strict_links"} if self.settings.strict_links else ())
+        messages = load_prompt("linking", options=options).messages(**render_links(new, pairs))
         reply, _ = self.llm.structured("linking", messages, linking_reply(pairs),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)

@@ -109,3 +109,22 @@ def test_without_the_setting_the_build_is_the_papers(store):
     units, prompts = _build(store, on=False)
     assert "turn_anchors" not in prompts[0]
     assert all(a.emotion_or_state == "unknown" for a in units.values())
+
+
+def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_only_when_on(store):
+    plain, strict = load_prompt("linking"), load_prompt("linking", options=frozenset({"strict_links"}))
+    assert "Looking alike is not a relation" not in plain.user and "=== " not in plain.user
+    assert "Looking alike is not a relation" in strict.user and '"memory_id": "m12", "relation": "unknown"' in strict.user
+    seen = []
+    pipeline = Pipeline(seg_size=3)
+    linking = pipeline.linking
+    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or linking(messages)
+    pipeline.extraction = lambda messages: {"memory_units": [unit(
+        "Omar's grandmother died two days ago.", *[turn_indices([{"content": section(messages, "Fragment turns:")}])[0]] * 2)]}
+    doc = CaseDocument(case=Case(id="l"), sessions=[
+        SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-0{i}"), turns=list(TURNS)) for i in (1, 2)])
+    store.ingest([doc])
+    consent.record(store, "l", "granted", "test", "scripted case")
+    settings = load_settings(environ={}).with_overrides(strict_links=True, link_threshold=0.0, turns_per_unit=0)
+    Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
+    assert seen and all("Looking alike is not a relation" in text for text in seen)

@@ -290,3 +290,25 @@ def test_a_run_capped_in_questions_or_over_a_whole_file_is_no_split(tmp_path):
     for change in ({"questions": 5}, {"cases": None}, {"sessions": 2}):
         (run / "config.json").write_text(json.dumps({**config, **change}))
         assert {r["split"] for r in answer_rows(run)} == {"other"}, change
+
+
+def test_two_evidence_runs_compare_paired_by_question(tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("compare", Path(__file__).parents[1] / "benchmarks" / "compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    for name, values in (("base", [0.0, 0.5, 0.0, 1.0]), ("cand", [1.0, 1.0, 1.0, 1.0])):
+        (tmp_path / name).mkdir()
+        rows = [{"method": "fta", "budget": 250, "case": f"conv-{i % 2}", "qid": f"q{i}", "content_recall": v,
+                 "pointer_recall": 1.0} for i, v in enumerate(values)]
+        rows.append({"method": "turn-rag", "budget": 250, "case": "conv-0", "qid": "q0", "content_recall": 1.0,
+                     "pointer_recall": 1.0})
+        (tmp_path / name / "evidence-questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    out = compare.compare(compare.per_question(tmp_path / "base", "fta"), compare.per_question(tmp_path / "cand", "fta"))
+    content = next(r for r in out if r["metric"] == "content_recall")
+    assert content["n"] == 4 and content["baseline"] == 0.375 and content["candidate"] == 1.0
+    assert content["difference"] == 0.625 and content["excludes_zero"] is True
+    pointer = next(r for r in out if r["metric"] == "pointer_recall")
+    assert pointer["difference"] == 0 and pointer["excludes_zero"] is False

@@ -47,3 +47,115 @@ def test_item10_never_chmods_a_folder_the_store_did_not_create(tmp_path):
     for made in (shared / "new", shared / "new" / "deeper"):
         assert stat.S_IMODE(os.stat(made).st_mode) == 0o700  # created by the store: owner only
     assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+
+
+# Item 3: every regex applied to turn text is linear -----------------------------------------
+
+HOSTILE = {"newlines": "\n" * 100_000, "spaces": " " * 100_000, "comma and spaces": "," + " " * 100_000}
+
+
+def _patterns():
+    """Every compiled regex at module level in ftamem_core and ui (a new one is tested too)."""
+    import importlib
+    import pkgutil
+    import re
+
+    import ftamem_core
+
+    names = [m.name for m in pkgutil.walk_packages(ftamem_core.__path__, "ftamem_core.")
+             if not m.name.endswith("__main__")] + ["ui"]
+    for name in names:
+        module = importlib.import_module(name)
+        for attr, value in sorted(vars(module).items()):
+            if isinstance(value, re.Pattern):
+                yield f"{name}.{attr}", value
+
+
+def _text_functions():
+    """The functions that build regexes around turn text (a speaker's name) or apply them to it."""
+    from ftamem_core import grounding as g
+    from ftamem_core import temporal
+    from ftamem_core.evaluation import content, unit_counts
+    from ftamem_core.extraction import statements, third_person
+    from ftamem_core.loaders.locomo import photo_text, without_caption
+    from ftamem_core.models import Turn
+    from ftamem_core.text import english
+
+    names = ["Caroline", "Melanie"]
+
+    def turns(text):
+        return [Turn(idx=0, role="user", speaker="Melanie", text=text),
+                Turn(idx=1, role="user", speaker="Caroline", text=text)]
+
+    return {
+        "addressed": lambda t: g.addressed(t + "Caroline" + t + "!", "Caroline"),
+        "unaddressed": lambda t: g.unaddressed("thanks" + t + "," + t + "Caroline" + t, "Caroline"),
+        "misattributed": lambda t: g.misattributed("Caroline went" + t + "hiking", turns(t + "I went hiking" + t),
+                                                   names),
+        "joint_subject": lambda t: g.joint_subject("Caroline" + t + "and" + t + "Melanie hiked", turns(t), names),
+        "subject": lambda t: g.subject(t + "Caroline", names),
+        "sentences, stated, told": lambda t: (g.sentences("Hi." + t + "Yes!" + t), g.stated(t + "?" + t),
+                                              g.told(t + "you" + t)),
+        "grounded_clauses": lambda t: g.grounded_clauses("Caroline hiked." + t + ";" + t, turns(t), names, 0.5),
+        "swap_names": lambda t: g.swap_names("Caroline" + t + "Melanie", "Caroline", "Melanie"),
+        "small_talk, to_listener": lambda t: (g.small_talk(t + "thanks" + t), g.to_listener(t + "you", names)),
+        "content words": lambda t: (g.content_words(t), g.refers_back(t), g.first_person(t),
+                                    g.support(t + "hike", [t + "hike"], names)),
+        "statements": lambda t: statements("I hiked." + t + "Did you?" + t, names),
+        "third_person": lambda t: third_person("I'm" + t + "my" + t + "me-time", "Melanie"),
+        "captions": lambda t: (without_caption("a" + t + "[shares a photo of" + t), photo_text(t, "a photo of" + t),
+                               without_caption(t + "[shares a photo of a dog]" + t, keep_what=True)),
+        "english": lambda t: english.is_english(["the" + t + "and"]),
+        "temporal": lambda t: (temporal.resolve("3" + t + "days" + t + "ago", None),
+                               temporal.resolve("march" + t + "12," + t + "2023", temporal.session_date("2023-05-01"))),
+        "evaluation": lambda t: (content.content_stems("don't" + t + "I'm"), unit_counts.pronoun_led(t + ". " + t)),
+    }
+
+
+def test_item3_every_regex_on_turn_text_is_linear():
+    import time
+
+    slow = []
+    for name, pattern in _patterns():
+        for kind, text in HOSTILE.items():
+            started = time.perf_counter()
+            pattern.search(text), pattern.findall(text), pattern.sub("", text), pattern.split(text)
+            if time.perf_counter() - started > 1.0:  # linear: milliseconds; quadratic: minutes
+                slow.append((name, kind))
+    for name, call in _text_functions().items():
+        call(" ")  # imports and caches (a stemmer, stop words) are not the regex's time
+        for kind, text in HOSTILE.items():
+            started = time.perf_counter()
+            call(text)
+            if time.perf_counter() - started > 1.0:
+                slow.append((name, kind))
+    assert slow == []
+
+
+def test_item3_a_build_of_hostile_turns_takes_seconds():
+    import time
+
+    from ftamem_core import consent
+    from ftamem_core.config import load_settings
+    from ftamem_core.construction import Builder
+    from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+
+    from scripted import HashEmbedder, Pipeline
+
+    said = "I went hiking with my dogs on the trail every weekend this spring"
+    texts = [f"Caroline{gap}{said}, Caroline{gap}!" for gap in HOSTILE.values()]
+    texts += [f"Thanks,{gap}Melanie{gap}[shares a photo of{gap}{said}" for gap in HOSTILE.values()]
+    doc = CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2025-03-02"),
+        turns=[Turn(role="user", speaker=("Melanie", "Caroline")[i % 2], text=t) for i, t in enumerate(texts)])])
+    store = Store(":memory:")
+    store.ingest([doc])
+    consent.record(store, "c1", "granted", "test", "hostile turns")
+    pipeline = Pipeline(seg_size=3)
+    pipeline.extraction = lambda messages: {"memory_units": []}  # every turn goes to the verbatim fallback
+    pipeline.longitudinal = lambda messages: {"semantic": [], "support": []}
+    started = time.perf_counter()
+    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}, min_fragment_turns=1,
+                                                                          min_unit_words=0)).build("c1")
+    assert report.status == "done" and report.units >= 1
+    assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     exists.add_argument("--skip-existing", action="store_true", help="leave cases already stored as they are")
     c.add_argument("--case", action="append", dest="cases", metavar="ID", help="only this case (repeatable)")
     c.add_argument("--consent", choices=["granted"], help="record consent for every case in the file")
-    c.add_argument("--by", help="who records the consent (with --consent)")
+    c.add_argument("--by", help="who records the consent (with --consent) and the replace (with --replace; "
+                                "default: your user name)")
     c.add_argument("--note", default="", help="the consent's note, e.g. 'public research dataset'")
     c.add_argument("--retention-days", type=int, help="erase these cases this many days after ingest")
     command("cases", "list the cases")
@@ -180,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
         _log_access(args, settings)
+    except BrokenPipeError:
+        return _pipe_closed()
     except (LoadError, StoreError, ModelFileError, OSError) as e:
         return _fail(str(e))
     except ValidationError as e:
@@ -196,8 +199,21 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"{e.__class__.__name__}: {e}")
     if out is not None:
         data, text = out
-        print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+        try:
+            print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text, flush=True)
+        except BrokenPipeError:
+            return _pipe_closed()
     return 0
+
+
+def _pipe_closed() -> int:
+    """The reader went away (``ftamem units | head -1``): nothing to add, and no traceback when
+    Python flushes standard output at exit. The exit status a shell gives a SIGPIPE'd program."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
 
 
 # Commands that call the language model (the scripted backend says so when they run).
@@ -275,7 +291,7 @@ def cmd_ingest(args, settings: Settings):
     store = _open(settings)
     outcome = ingest_file(store, args.file, args.format, on_exists, args.cases, settings.max_turn_chars,
                           consent_by=args.by if args.consent else None, consent_note=args.note,
-                          retention_days=args.retention_days)
+                          retention_days=args.retention_days, max_mb=settings.max_upload_mb, who=_who(args))
     counts = {c["id"]: c for c in store.list_cases()}
     data = [{"id": cid, "result": what, "sessions": counts[cid]["sessions"], "turns": counts[cid]["turns"],
              "questions": counts[cid]["questions"]} for cid, what in outcome.items()]
@@ -460,7 +476,7 @@ def cmd_import(args, settings: Settings):
     from .privacy import case_counts, read_import
 
     store = _open(settings)
-    case_id = read_import(store, args.file)
+    case_id = read_import(store, args.file, settings.max_upload_mb)
     counts = case_counts(store, case_id)
     return {"case": case_id, "counts": counts}, f"imported case {case_id!r}: " + ", ".join(
         f"{n} {t}" for t, n in counts.items() if n)

@@ -207,7 +207,9 @@ class Settings(BaseModel):
     lifecycle_by_relation: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
-    max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)
+    # The largest file (MB) `ftamem ingest` and `ftamem import` read and the app accepts (and the
+    # paste box, in text); a larger one is refused before it is read whole.
+    max_upload_mb: int = Field(50, ge=1)
     # The turns of one prompt take at most this many characters (about a quarter as many tokens);
     # longer ones are cut in the prompt only, and the build log says which (0: never cut).
     prompt_turn_chars: int = Field(16_000, ge=0)

@@ -159,10 +159,14 @@ class Store(BuildRecords):
             """
         )
 
-    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse") -> dict[str, str]:
+    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse", who: str = "",
+               source: str = "") -> dict[str, str]:
         """Store whole cases in one transaction; returns {case id: "added"|"replaced"|"skipped"}.
 
-        With ``refuse`` an existing case stops the whole ingest and nothing is written.
+        With ``refuse`` an existing case stops the whole ingest and nothing is written. A replaced
+        case keeps what is about the person, not the dialogue: its consent and access logs, its
+        retention and the date it counts from; the replace is recorded in its access log (``who``,
+        from ``source``).
         """
         ids = [d.case.id for d in docs]
         dupes = {i for i in ids if ids.count(i) > 1}
@@ -181,15 +185,40 @@ class Store(BuildRecords):
                     continue
                 if exists and self.building(doc.case.id):
                     raise BuildRunning(f"case {doc.case.id!r} is being built; stop the build before replacing it")
+                kept = self._person_records(doc.case.id) if exists else None
                 if exists:
                     self.conn.execute("DELETE FROM cases WHERE id = ?", (doc.case.id,))
                     self.text_removed()
                 self._insert_case(doc)
+                if kept is not None:
+                    self._restore_person_records(doc, kept, who, source)
                 outcome[doc.case.id] = "replaced" if exists else "added"
             for case_id, what in outcome.items():
                 if what == "replaced":
                     self.vectors.drop(case_id)
         return outcome
+
+    def _person_records(self, case_id: str) -> dict:
+        """Inside a replace: the case's consent and access logs and its retention."""
+        (created_at, days), = self.conn.execute("SELECT created_at, retention_days FROM cases WHERE id = ?", (case_id,))
+        return {"created_at": created_at, "retention_days": days,
+                **{table: self._rows(f"SELECT * FROM {table} WHERE case_id = ? ORDER BY id", (case_id,))
+                   for table in ("consent_log", "access_log")}}
+
+    def _restore_person_records(self, doc: CaseDocument, kept: dict, who: str, source: str) -> None:
+        case_id = doc.case.id
+        days = doc.case.retention_days if doc.case.retention_days is not None else kept["retention_days"]
+        self.conn.execute("UPDATE cases SET created_at = ?, retention_days = ? WHERE id = ?",
+                          (kept["created_at"], days, case_id))
+        for table in ("consent_log", "access_log"):
+            for row in kept[table]:
+                columns = list(row)
+                self.conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                  tuple(row.values()))
+        self.conn.execute("INSERT INTO access_log (case_id, who, action, detail, at) VALUES (?, ?, ?, ?, ?)",
+                          (case_id, who or "unknown", "replace",
+                           "dialogue replaced" + (f" from {source}" if source else "") +
+                           "; memory, corrections and build records deleted", utcnow()))
 
     def _insert_case(self, doc: CaseDocument) -> None:
         c = doc.case

@@ -159,3 +159,74 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
                                                                           min_unit_words=0)).build("c1")
     assert report.status == "done" and report.units >= 1
     assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here
+
+
+# Item 8: replace keeps the person's records ---------------------------------------------------
+
+
+def test_item8_replace_keeps_consent_access_log_and_retention(tmp_path):
+    import json
+
+    from ftamem_core import auth, consent
+    from ftamem_core.cli import main
+    from ftamem_core.privacy import set_retention
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    consent.record(store, "c1", "granted", "Dana", "signed form")
+    consent.record(store, "c1", "withdrawn", "Dana", "phoned to withdraw")
+    auth.log_access(store, "c1", "Dana", "view", "Memory page")
+    set_retention(store, "c1", 30)
+    created = store.get_case("c1").created_at
+    store.close()
+    path = tmp_path / "c1.json"
+    path.write_text(json.dumps({"id": "c1", "sessions": [
+        {"id": "s0", "turns": [{"role": "user", "speaker": "A", "text": "A new dialogue."}]}]}))
+    assert main(["--db", str(db), "ingest", str(path), "--replace", "--by", "Eli"]) == 0
+    store = Store(db)
+    assert [r["state"] for r in consent.log(store, "c1")] == ["granted", "withdrawn"]
+    assert consent.state(store, "c1")["state"] == "withdrawn"  # a replace does not bring consent back
+    log = auth.access_log(store, "c1")
+    assert [(r["who"], r["action"]) for r in log] == [("Dana", "view"), ("Eli", "replace")]
+    assert "c1.json" in log[-1]["detail"]
+    case = store.get_case("c1")
+    assert (case.retention_days, case.created_at) == (30, created)
+    assert [t.text for t in store.turns("c1")] == ["A new dialogue."]
+
+
+# Item 12: files of any size, broken pipes ------------------------------------------------------
+
+
+def test_item12_ingest_and_import_refuse_files_over_the_cap(tmp_path, capsys):
+    from ftamem_core.cli import main
+
+    db = str(tmp_path / "m.db")
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (2 * 2**20 + 10))
+    env = tmp_path / "ftamem.toml"
+    env.write_text("max_upload_mb = 2\n")
+    for command in (["ingest", str(big)], ["import", str(big)], ["ingest", "/dev/zero", "--format", "json"],
+                    ["import", "/dev/zero"]):
+        assert main(["--db", db, "--config", str(env), *command]) == 1
+        err = capsys.readouterr().err
+        assert "larger than 2 MB (setting max_upload_mb)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_item12_a_broken_pipe_prints_one_line_and_no_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0"),
+        turns=[Turn(role="user", speaker="A", text=f"turn {i} " + "words " * 30) for i in range(3000)])])])
+    store.close()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run(f"'{sys.executable}' -m ftamem_core --db '{db}' turns c1 | head -1", shell=True,
+                         capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": root})
+    assert len(run.stdout.splitlines()) == 1
+    assert run.stderr == ""

@@ -377,9 +377,12 @@ def cmd_build(args, settings: Settings):
         if bar:
             bar.close()
     data = {**report.__dict__, "cost": store.cost(args.case)}
-    text = (f"build {report.build_id} {report.status}: {report.sessions_built} session(s) built, "
-            f"{report.sessions_skipped} already done; {report.units} units, {report.partial_units} partial, "
-            f"{report.fusions} fusions, {report.links} links in {report.seconds:.1f} s")
+    text = (f"build {report.build_id} {report.status}" + (f" ({report.error})" if report.error else "") +
+            f": {report.sessions_built} session(s) built, {report.sessions_skipped} already done; {report.units} "
+            f"units, {report.partial_units} partial, {report.fusions} fusions, {report.links} links in "
+            f"{report.seconds:.1f} s")
+    if report.status != "done":  # stopped (consent withdrawn, Stop): a script must not take it for done
+        raise StoreError(text)
     return data, "\n".join([text, *(f"note: {n}" for n in report.notes)])
 
 
@@ -571,6 +574,9 @@ def cmd_eval(args, settings: Settings):
                      sessions=args.sessions, questions=args.questions, k=args.k,
                      cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
                      workers=args.workers or settings.eval_workers, judge=args.judge, categories=args.categories)
+    from .evaluation.run import select_documents
+
+    _refuse_withdrawn([d.case.id for d in select_documents(cfg, settings)], settings)
     summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
                   Embedder.from_settings(settings), progress=not args.quiet)
     return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
@@ -583,11 +589,27 @@ def cmd_density(args, settings: Settings):
 
     docs = select_documents(EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions),
                             settings)
+    _refuse_withdrawn([d.case.id for d in docs], settings)
     rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
     dialogues = per_dialogue(rows)
     overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
     table = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
     return {"dialogues": dialogues, "overall": overall}, _table(table, ["dialogue", "turns", *FIELDS, "total_anchors"])
+
+
+def _refuse_withdrawn(case_ids: list[str], settings: Settings) -> None:
+    """A benchmark's dialogues are public research data, sent to the model without a store of
+    their own; a case whose consent the store records as withdrawn is not (one line, nothing sent)."""
+    from pathlib import Path
+
+    from . import consent
+
+    if not Path(settings.db_path).exists():
+        return
+    store = _open(settings)
+    for case_id in case_ids:
+        if store.case_exists(case_id) and consent.state(store, case_id)["state"] == "withdrawn":
+            consent.require(store, case_id, "be annotated")
 
 
 def cmd_correlate(args, settings: Settings):

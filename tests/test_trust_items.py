@@ -3,10 +3,13 @@
 import os
 import stat
 
+import pytest
+
 from ftamem_core import editing
 from ftamem_core.store import Store
 
 from conftest import make_doc, make_unit, random_vectors
+from test_pages import app  # noqa: F401 (a fixture)
 
 SECRET = "Zebulon-7741 told nobody about the river"
 
@@ -230,3 +233,129 @@ def test_item12_a_broken_pipe_prints_one_line_and_no_traceback(tmp_path):
                          capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": root})
     assert len(run.stdout.splitlines()) == 1
     assert run.stderr == ""
+
+
+# Item 4: consent gates every path that sends a case to a model ----------------------------------
+
+
+def _calls(db) -> int:
+    store = Store(db)
+    try:
+        return store._rows("SELECT count(*) AS n FROM llm_calls")[0]["n"]
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def hash_embedder(monkeypatch):
+    """Commands embed with the bag-of-words test embedder (loading MiniLM takes a minute here)."""
+    from ftamem_core import embeddings
+
+    from scripted import HashEmbedder
+
+    monkeypatch.setattr(embeddings.Embedder, "from_settings", classmethod(lambda cls, s: HashEmbedder()))
+
+
+def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embedder):
+    import json
+
+    from ftamem_core import consent
+    from ftamem_core.cli import main
+
+    db = tmp_path / "m.db"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rewrite": {"query": "what happened", "people": [], "time_expressions": [], "content_types": [],
+                                              "affect_terms": []},
+                                  "answer": {"answer": "an answer", "cited_unit_ids": []}}))
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    store.close()
+    ask = ["--db", str(db), "--llm", "scripted", "--model", str(script), "ask", "c1", "What happened?"]
+    assert main(ask) == 1
+    assert "no consent to answer questions" in capsys.readouterr().err and _calls(db) == 0
+    store = Store(db)
+    consent.record(store, "c1", "granted", "Dana", "form")
+    store.close()
+    assert main(ask) == 0 and "an answer" in capsys.readouterr().out
+    store = Store(db)
+    consent.record(store, "c1", "withdrawn", "Dana", "phoned")
+    store.close()
+    before = _calls(db)
+    assert main(ask) == 1 and "consent withdrawn" in capsys.readouterr().err and _calls(db) == before
+
+
+def test_item4_a_build_stopped_by_a_withdrawal_exits_non_zero(tmp_path, capsys, monkeypatch, hash_embedder):
+    from ftamem_core import consent, llm
+    from ftamem_core.cli import main
+
+    from scripted import Pipeline
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([make_doc("c1", sessions=3, turns=4)])
+    consent.record(store, "c1", "granted", "Dana", "form")
+    store.close()
+    pipeline = Pipeline(seg_size=2)
+    extract = pipeline.extraction
+
+    def withdraw_then_extract(messages):  # the person withdraws while the build runs (another process)
+        other = Store(db)
+        consent.record(other, "c1", "withdrawn", "Dana", "phoned")
+        other.close()
+        return extract(messages)
+
+    pipeline.extraction = withdraw_then_extract
+    monkeypatch.setattr(llm, "make_llm", lambda *a, **k: pipeline.llm())
+    assert main(["--db", str(db), "build", "c1", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "stopped (consent withdrawn)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_item4_ask_page_needs_consent(app):
+    from ftamem_core.ingest import ingest_file
+
+    from conftest import SAMPLE
+    from test_pages import open_page
+
+    store = Store(app)
+    ingest_file(store, SAMPLE)  # no consent recorded
+    at = open_page("pages/ask.py")
+    assert not at.exception
+    assert any("needs the person's consent" in w.value for w in at.warning)
+    assert next(b for b in at.button if b.label == "Ask").disabled
+
+
+def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypatch, hash_embedder):
+    import json
+
+    from ftamem_core import consent
+    from ftamem_core.cli import main
+    from ftamem_core.ingest import ingest_file
+
+    from conftest import LOCOMO
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
+    monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
+    monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
+    db = tmp_path / "m.db"
+    base = ["--db", str(db), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
+            "--sessions", "1", "--questions", "1", "--method", "question-only", "--quiet"]
+    assert main(base + ["--out", str(tmp_path / "run1")]) == 0  # public research data: consented by the harness
+    (cache,) = (tmp_path / "eval-runs" / "cache").glob("*.db")
+    store = Store(cache)
+    consent.record(store, "conv-26", "withdrawn", "Dana", "asked to leave the study")
+    store.close()
+    capsys.readouterr()
+    assert main(base + ["--out", str(tmp_path / "run2")]) == 1  # the harness does not grant it again
+    assert "consent withdrawn" in capsys.readouterr().err
+    # the user's own store records a withdrawal for the case: eval and density refuse it
+    store = Store(db)
+    ingest_file(store, LOCOMO, only=["conv-26"])
+    consent.record(store, "conv-26", "withdrawn", "Dana", "asked to leave the study")
+    store.close()
+    density = ["--db", str(db), "density", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
+               "--sessions", "1", "--out", str(tmp_path / "d.jsonl")]
+    assert main(density) == 1 and "consent withdrawn" in capsys.readouterr().err
+    assert not (tmp_path / "d.jsonl").exists()

@@ -61,6 +61,11 @@ class LLMConfig(BaseModel):
     # wait for a reply (a CPU server may take minutes to generate).
     connect_timeout: float = Field(5.0, gt=0)
     timeout: float = Field(600.0, gt=0)
+    # Seconds: the most one call to a server may take as a whole (its retries, every byte of the
+    # reply): the timeouts above bound each wait, and a server that sends a byte now and then
+    # never meets them.
+    deadline: float = Field(600.0, gt=0, description="seconds one call to a server may take in all, "
+                                                    "retries and the whole reply included")
     seed: int = 0
     n_ctx: int = 8192
     n_threads: int | None = None  # embedded: threads that write (None: every core; prompts are read with every core)

@@ -359,3 +359,95 @@ def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypat
                "--sessions", "1", "--out", str(tmp_path / "d.jsonl")]
     assert main(density) == 1 and "consent withdrawn" in capsys.readouterr().err
     assert not (tmp_path / "d.jsonl").exists()
+
+
+# Item 11: a whole-call deadline for a server that trickles ------------------------------------
+
+
+class _Trickle:
+    """An OpenAI-compatible server on loopback: /v1/chat/completions answers at once when
+    ``whole``, else sends its headers and then one byte every 0.2 s, forever (with a length, or
+    chunked as a stream is)."""
+
+    def __init__(self, mode: str):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        reply = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"ok": true}'}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+        self.stop = threading.Event()
+        stop = self.stop
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if mode == "whole":
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                if mode == "length":
+                    self.send_header("Content-Length", "1000000")
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    while not stop.wait(0.2):
+                        self.wfile.write(b" " if mode == "length" else b"1\r\n \r\n")
+                        self.wfile.flush()
+                except OSError:  # the client hung up: what the deadline should make it do
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("mode", ["length", "chunked"])
+def test_item11_a_trickling_server_meets_the_call_deadline(mode):
+    import time
+
+    from pydantic import BaseModel
+
+    from ftamem_core.config import LLMConfig
+    from ftamem_core.llm import LLMUnavailable, OpenAICompatLLM
+
+    class Reply(BaseModel):
+        ok: bool
+
+    messages = [{"role": "user", "content": "hi"}]
+    server = _Trickle("whole")
+    try:  # the reply read piece by piece is still the reply
+        config = LLMConfig(backend="openai", base_url=server.url, model="m", dialect="json_object", deadline=2.0)
+        assert OpenAICompatLLM(config).structured("check", messages, Reply)[0].ok is True
+    finally:
+        server.close()
+    server = _Trickle(mode)
+    try:
+        config = LLMConfig(backend="openai", base_url=server.url, model="m", dialect="json_object",
+                           timeout=600, connect_retries=3, max_retries=2, deadline=2.0)
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match=r"within 2 s \(setting llm.deadline\)"):
+            OpenAICompatLLM(config).structured("check", messages, Reply)
+        assert time.monotonic() - started < 4  # one deadline for the call, its retries included
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match="llm.deadline"):
+            OpenAICompatLLM(config).text("check", messages)
+        assert time.monotonic() - started < 4
+    finally:
+        server.close()

@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     exists.add_argument("--skip-existing", action="store_true", help="leave cases already stored as they are")
     c.add_argument("--case", action="append", dest="cases", metavar="ID", help="only this case (repeatable)")
     c.add_argument("--consent", choices=["granted"], help="record consent for every case in the file")
-    c.add_argument("--by", help="who records the consent (with --consent)")
+    c.add_argument("--by", help="who records the consent (with --consent) and the replace (with --replace; "
+                                "default: your user name)")
     c.add_argument("--note", default="", help="the consent's note, e.g. 'public research dataset'")
     c.add_argument("--retention-days", type=int, help="erase these cases this many days after ingest")
     command("cases", "list the cases")
@@ -180,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
             _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
         _log_access(args, settings)
+    except BrokenPipeError:
+        return _pipe_closed()
     except (LoadError, StoreError, ModelFileError, OSError) as e:
         return _fail(str(e))
     except ValidationError as e:
@@ -196,8 +199,21 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"{e.__class__.__name__}: {e}")
     if out is not None:
         data, text = out
-        print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+        try:
+            print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text, flush=True)
+        except BrokenPipeError:
+            return _pipe_closed()
     return 0
+
+
+def _pipe_closed() -> int:
+    """The reader went away (``ftamem units | head -1``): nothing to add, and no traceback when
+    Python flushes standard output at exit. The exit status a shell gives a SIGPIPE'd program."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + 13
 
 
 # Commands that call the language model (the scripted backend says so when they run).
@@ -275,7 +291,7 @@ def cmd_ingest(args, settings: Settings):
     store = _open(settings)
     outcome = ingest_file(store, args.file, args.format, on_exists, args.cases, settings.max_turn_chars,
                           consent_by=args.by if args.consent else None, consent_note=args.note,
-                          retention_days=args.retention_days)
+                          retention_days=args.retention_days, max_mb=settings.max_upload_mb, who=_who(args))
     counts = {c["id"]: c for c in store.list_cases()}
     data = [{"id": cid, "result": what, "sessions": counts[cid]["sessions"], "turns": counts[cid]["turns"],
              "questions": counts[cid]["questions"]} for cid, what in outcome.items()]
@@ -361,9 +377,12 @@ def cmd_build(args, settings: Settings):
         if bar:
             bar.close()
     data = {**report.__dict__, "cost": store.cost(args.case)}
-    text = (f"build {report.build_id} {report.status}: {report.sessions_built} session(s) built, "
-            f"{report.sessions_skipped} already done; {report.units} units, {report.partial_units} partial, "
-            f"{report.fusions} fusions, {report.links} links in {report.seconds:.1f} s")
+    text = (f"build {report.build_id} {report.status}" + (f" ({report.error})" if report.error else "") +
+            f": {report.sessions_built} session(s) built, {report.sessions_skipped} already done; {report.units} "
+            f"units, {report.partial_units} partial, {report.fusions} fusions, {report.links} links in "
+            f"{report.seconds:.1f} s")
+    if report.status != "done":  # stopped (consent withdrawn, Stop): a script must not take it for done
+        raise StoreError(text)
     return data, "\n".join([text, *(f"note: {n}" for n in report.notes)])
 
 
@@ -460,7 +479,7 @@ def cmd_import(args, settings: Settings):
     from .privacy import case_counts, read_import
 
     store = _open(settings)
-    case_id = read_import(store, args.file)
+    case_id = read_import(store, args.file, settings.max_upload_mb)
     counts = case_counts(store, case_id)
     return {"case": case_id, "counts": counts}, f"imported case {case_id!r}: " + ", ".join(
         f"{n} {t}" for t, n in counts.items() if n)
@@ -555,6 +574,9 @@ def cmd_eval(args, settings: Settings):
                      sessions=args.sessions, questions=args.questions, k=args.k,
                      cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
                      workers=args.workers or settings.eval_workers, judge=args.judge, categories=args.categories)
+    from .evaluation.run import select_documents
+
+    _refuse_withdrawn([d.case.id for d in select_documents(cfg, settings)], settings)
     summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
                   Embedder.from_settings(settings), progress=not args.quiet)
     return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
@@ -567,11 +589,27 @@ def cmd_density(args, settings: Settings):
 
     docs = select_documents(EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions),
                             settings)
+    _refuse_withdrawn([d.case.id for d in docs], settings)
     rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
     dialogues = per_dialogue(rows)
     overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
     table = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
     return {"dialogues": dialogues, "overall": overall}, _table(table, ["dialogue", "turns", *FIELDS, "total_anchors"])
+
+
+def _refuse_withdrawn(case_ids: list[str], settings: Settings) -> None:
+    """A benchmark's dialogues are public research data, sent to the model without a store of
+    their own; a case whose consent the store records as withdrawn is not (one line, nothing sent)."""
+    from pathlib import Path
+
+    from . import consent
+
+    if not Path(settings.db_path).exists():
+        return
+    store = _open(settings)
+    for case_id in case_ids:
+        if store.case_exists(case_id) and consent.state(store, case_id)["state"] == "withdrawn":
+            consent.require(store, case_id, "be annotated")
 
 
 def cmd_correlate(args, settings: Settings):

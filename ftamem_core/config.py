@@ -61,6 +61,11 @@ class LLMConfig(BaseModel):
     # wait for a reply (a CPU server may take minutes to generate).
     connect_timeout: float = Field(5.0, gt=0)
     timeout: float = Field(600.0, gt=0)
+    # Seconds: the most one call to a server may take as a whole (its retries, every byte of the
+    # reply): the timeouts above bound each wait, and a server that sends a byte now and then
+    # never meets them.
+    deadline: float = Field(600.0, gt=0, description="seconds one call to a server may take in all, "
+                                                    "retries and the whole reply included")
     seed: int = 0
     n_ctx: int = 8192
     n_threads: int | None = None  # embedded: threads that write (None: every core; prompts are read with every core)
@@ -215,7 +220,9 @@ class Settings(BaseModel):
     lifecycle_by_relation: bool = True
     # Loaders
     max_turn_chars: int = Field(100_000, ge=1)
-    max_upload_mb: int = Field(50, ge=1)  # the largest file the app accepts (and the paste box, in text)
+    # The largest file (MB) `ftamem ingest` and `ftamem import` read and the app accepts (and the
+    # paste box, in text); a larger one is refused before it is read whole.
+    max_upload_mb: int = Field(50, ge=1)
     # The turns of one prompt take at most this many characters (about a quarter as many tokens);
     # longer ones are cut in the prompt only, and the build log says which (0: never cut).
     prompt_turn_chars: int = Field(16_000, ge=0)

@@ -1,4 +1,6 @@
-"""Consent: a case's memory is built only while the person it is about has consented.
+"""Consent: a case's turns and memory go to a language model only while the person it is about
+has consented: to build its memory (construction.py) and to answer a question of it (inference.ask,
+the evaluation harness).
 
 States: ``not_asked`` (nothing recorded: the default for anything ingested), ``granted`` and
 ``withdrawn``. Every change is a row of ``consent_log`` with who, when and a note; the latest row
@@ -18,7 +20,7 @@ ACTIONS: dict[str, State] = {"grant": "granted", "withdraw": "withdrawn"}
 
 
 class ConsentRequired(StoreError):
-    """A build of a case without granted consent."""
+    """A build of, or a question to, a case without granted consent."""
 
 
 def log(store: Store, case_id: str) -> list[dict]:
@@ -52,9 +54,19 @@ def record(store: Store, case_ids: list[str] | str, new_state: State, who: str, 
                                (case_id, new_state, who.strip(), note, utcnow()))
 
 
-def require(store: Store, case_id: str) -> None:
+def require(store: Store, case_id: str, purpose: str = "build memory") -> None:
     """Raise ConsentRequired (one line saying how to grant it) unless consent is granted."""
     current = state(store, case_id)["state"]
     if current != "granted":
-        raise ConsentRequired(f"case {case_id!r} has no consent to build memory (consent {current}); record it with "
-                              f"'ftamem consent {case_id} grant --by NAME' or on the Build page")
+        raise ConsentRequired(f"case {case_id!r} has no consent to {purpose} (consent {current}); record it with "
+                              f"'ftamem consent {case_id} grant --by NAME' or on the Privacy page")
+
+
+def public_dataset(store: Store, case_id: str, who: str) -> None:
+    """A benchmark's case (public research data) is consented when nothing is recorded; a
+    withdrawal recorded for it stands (ConsentRequired)."""
+    current = state(store, case_id)["state"]
+    if current == "not_asked":
+        record(store, case_id, "granted", who, "public research dataset")
+    elif current != "granted":
+        require(store, case_id, "be evaluated")

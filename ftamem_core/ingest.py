@@ -15,12 +15,14 @@ from .store import OnExists, Store
 
 def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",
                 only: list[str] | None = None, max_turn_chars: int = 100_000, consent_by: str | None = None,
-                consent_note: str = "", retention_days: int | None = None) -> dict[str, str]:
+                consent_note: str = "", retention_days: int | None = None, max_mb: int = 50,
+                who: str = "") -> dict[str, str]:
     """Returns {case id: "added" | "replaced" | "skipped"}; raises LoadError or StoreError.
 
     With ``consent_by``, consent is recorded as granted by that person for every case written
-    (public research data); with ``retention_days``, those cases are erased that many days on."""
-    docs = load_file(path, fmt, max_turn_chars=max_turn_chars)
+    (public research data); with ``retention_days``, those cases are erased that many days on.
+    ``who`` is recorded in the access log of a case this replaces (which keeps its logs)."""
+    docs = load_file(path, fmt, max_turn_chars=max_turn_chars, max_mb=max_mb)
     if only:
         missing = set(only) - {d.case.id for d in docs}
         if missing:
@@ -31,7 +33,7 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
         docs = [d.model_copy(update={"case": d.case.model_copy(update={"retention_days": retention_days})})
                 for d in docs]
     with store.transaction():  # the cases and their consent, or nothing
-        outcome = store.ingest(docs, on_exists=on_exists)
+        outcome = store.ingest(docs, on_exists=on_exists, who=who, source=Path(path).name)
         written = [c for c, what in outcome.items() if what != "skipped"]
         if consent_by is not None and written:
             consent.record(store, written, "granted", consent_by, consent_note)

@@ -13,6 +13,7 @@ invalid or truncated output is retried ``max_retries`` times, then fails naming 
 from __future__ import annotations
 
 import atexit
+import contextvars
 import json
 import os
 import threading
@@ -52,6 +53,8 @@ _CONTEXT: ContextVar[dict] = ContextVar("ftamem_llm_context", default={})
 
 
 _CANCEL: ContextVar[Callable[[], bool] | None] = ContextVar("ftamem_llm_cancel", default=None)
+# When the call in progress must be over (time.monotonic()), set by structured() and text().
+_DEADLINE: ContextVar[float | None] = ContextVar("ftamem_llm_deadline", default=None)
 
 
 @contextmanager
@@ -83,7 +86,8 @@ def _cancellable(stage: str, call: Callable[[], "Completion"]) -> "Completion":
         except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
             result["error"] = e
 
-    worker = threading.Thread(target=work, name=f"llm-{stage}", daemon=True)
+    context = contextvars.copy_context()  # the call's deadline goes with it
+    worker = threading.Thread(target=lambda: context.run(work), name=f"llm-{stage}", daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(0.5)
@@ -155,6 +159,7 @@ class LLM(ABC):
         record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name, attempts=0)
         started = time.perf_counter()
         problem = ""
+        deadline = _DEADLINE.set(time.monotonic() + self.config.deadline)
         try:
             for attempt in range(1 + max(0, self.config.max_retries)):
                 record.attempts += 1
@@ -184,11 +189,14 @@ class LLM(ABC):
             self._record(record)
             e.record = record
             raise
+        finally:
+            _DEADLINE.reset(deadline)
 
     def text(self, stage: str, messages: Messages, *, temperature: float = 0.0,
              max_tokens: int | None = None, case_id: str | None = None) -> tuple[str, CallRecord]:
         record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name)
         started = time.perf_counter()
+        deadline = _DEADLINE.set(time.monotonic() + self.config.deadline)
         try:
             out = _cancellable(stage, lambda: self._complete(stage, messages, temperature,
                                                              max_tokens or self.config.max_tokens, None, "",
@@ -198,6 +206,8 @@ class LLM(ABC):
             self._record(record)
             e.record = record
             raise
+        finally:
+            _DEADLINE.reset(deadline)
         record.prompt_tokens, record.completion_tokens = out.prompt_tokens, out.completion_tokens
         record.seconds = time.perf_counter() - started
         if out.finish_reason == "length":
@@ -416,26 +426,71 @@ class OpenAICompatLLM(LLM):
                 kwargs["response_format"] = {"type": "json_object", "schema": schema}
         if self.dialect == "json_schema" and self.config.disable_thinking:
             kwargs["extra_body"] = {"chat_template_kwargs": {"enable_thinking": False}}
+        from openai import Timeout
+
+        deadline = _DEADLINE.get() or time.monotonic() + self.config.deadline
+        late = LLMUnavailable(f"{stage}: no whole reply from {self.config.base_url} within "
+                              f"{self.config.deadline:g} s (setting llm.deadline)")
         delay = 1.0
         for attempt in range(max(1, self.config.connect_retries)):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise late
+            # Each wait ends by the deadline, and the reply is read piece by piece against it.
+            client = self.client.with_options(timeout=Timeout(min(self.config.timeout, left),
+                                                              connect=min(self.config.connect_timeout, left)))
             try:
-                out = self.client.chat.completions.create(
-                    model=self.config.model, messages=messages, temperature=temperature,
-                    max_tokens=max_tokens, seed=seed, **kwargs,
-                )
+                with client.chat.completions.with_streaming_response.create(
+                        model=self.config.model, messages=messages, temperature=temperature,
+                        max_tokens=max_tokens, seed=seed, **kwargs) as response:
+                    body = _read_by(response, deadline)
                 break
-            except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError) as e:
+            except _Late:
+                raise late from None
+            except (openai.APIConnectionError, openai.APITimeoutError, openai.InternalServerError, _BrokeOff) as e:
+                if time.monotonic() >= deadline:
+                    raise late from None
                 if attempt + 1 >= max(1, self.config.connect_retries):
                     raise LLMUnavailable(f"{stage}: cannot reach {self.config.base_url} ({e.__class__.__name__}: {e})") from None
-                time.sleep(delay)
+                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay *= 2
             except openai.APIStatusError as e:
                 said = f": {_brief(e)}" if self.config.trusted else ""
                 raise LLMError(f"{stage}: the server refused the request ({e.status_code}{said})") from None
-        choice = out.choices[0]
-        usage = out.usage
-        return Completion(choice.message.content or "", choice.finish_reason,
-                          getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)
+        try:
+            out = json.loads(body)
+            choice = out["choices"][0]
+            usage = out.get("usage") or {}
+            return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),
+                              usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise LLMError(f"{stage}: the server's reply is not a chat completion") from None
+
+
+class _Late(Exception):
+    """The deadline passed while the reply was arriving."""
+
+
+class _BrokeOff(Exception):
+    """The reply stopped arriving (a read timeout, a closed connection): retried like a refused connection."""
+
+
+def _read_by(response, deadline: float) -> bytes:
+    """The whole body, given up at ``deadline`` however slowly it comes (the response is closed
+    on leaving its block)."""
+    chunks = []
+    try:
+        for chunk in response.iter_bytes():
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise _Late
+    except _Late:
+        raise
+    except Exception as e:  # the HTTP library's own errors (ReadTimeout, RemoteProtocolError)
+        if time.monotonic() > deadline:
+            raise _Late from None
+        raise _BrokeOff(f"{e.__class__.__name__}: {e}") from None
+    return b"".join(chunks)
 
 
 def _brief(e: Exception) -> str:

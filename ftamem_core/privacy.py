@@ -222,9 +222,14 @@ def _bad(message: str):
     raise ValueError(message)
 
 
-def read_import(store: Store, path: str | Path) -> str:
+def read_import(store: Store, path: str | Path, max_mb: int = 50) -> str:
+    """Import an export file of at most ``max_mb`` megabytes (setting max_upload_mb)."""
+    from .loaders.common import LoadError, read_capped
+
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        document = json.loads(read_capped(path, max_mb).decode("utf-8"))
+    except LoadError as e:
+        raise StoreError(str(e)) from None
     except (OSError, ValueError, RecursionError) as e:
         raise StoreError(f"{path}: cannot read the export ({e.__class__.__name__})") from None
     return import_case(store, document)

@@ -67,6 +67,7 @@ class Store(BuildRecords):
             _use_wal(self.conn)
         self.db = sqlite_utils.Database(self.conn)
         self._lock = threading.RLock()
+        self._scrub_pending = False
         self.applied_migrations = apply_migrations(self.conn, utcnow())
         with self.transaction():  # a build killed with its process shows as interrupted
             self._interrupt_dead_builds()
@@ -91,8 +92,28 @@ class Store(BuildRecords):
                 yield self.conn
             except BaseException:
                 self.conn.execute("ROLLBACK")
+                self._scrub_pending = False
                 raise
             self.conn.execute("COMMIT")
+            if self._scrub_pending:
+                self._scrub_pending = False
+                self.checkpoint()
+
+    def text_removed(self) -> None:
+        """Inside a transaction that deletes or rewrites text: when it commits, the WAL is copied
+        back and truncated (``checkpoint``), so the old text leaves the files at once, not at the
+        next automatic checkpoint (the app keeps its store open for days)."""
+        self._scrub_pending = True
+
+    def checkpoint(self) -> bool:
+        """Copy the WAL into the database and truncate it; with ``secure_delete`` the freed cells
+        are zeros by then. False when another connection's reader kept some frames (they go at
+        its next checkpoint; erasure says so, privacy.scrub)."""
+        if self.path == ":memory:":
+            return True
+        with self._lock:
+            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
 
     def migrations(self) -> list[str]:
         return [r["name"] for r in self.db["_migrations"].rows_where(order_by="name")]
@@ -138,10 +159,14 @@ class Store(BuildRecords):
             """
         )
 
-    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse") -> dict[str, str]:
+    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse", who: str = "",
+               source: str = "") -> dict[str, str]:
         """Store whole cases in one transaction; returns {case id: "added"|"replaced"|"skipped"}.
 
-        With ``refuse`` an existing case stops the whole ingest and nothing is written.
+        With ``refuse`` an existing case stops the whole ingest and nothing is written. A replaced
+        case keeps what is about the person, not the dialogue: its consent and access logs, its
+        retention and the date it counts from; the replace is recorded in its access log (``who``,
+        from ``source``).
         """
         ids = [d.case.id for d in docs]
         dupes = {i for i in ids if ids.count(i) > 1}
@@ -160,14 +185,40 @@ class Store(BuildRecords):
                     continue
                 if exists and self.building(doc.case.id):
                     raise BuildRunning(f"case {doc.case.id!r} is being built; stop the build before replacing it")
+                kept = self._person_records(doc.case.id) if exists else None
                 if exists:
                     self.conn.execute("DELETE FROM cases WHERE id = ?", (doc.case.id,))
+                    self.text_removed()
                 self._insert_case(doc)
+                if kept is not None:
+                    self._restore_person_records(doc, kept, who, source)
                 outcome[doc.case.id] = "replaced" if exists else "added"
             for case_id, what in outcome.items():
                 if what == "replaced":
                     self.vectors.drop(case_id)
         return outcome
+
+    def _person_records(self, case_id: str) -> dict:
+        """Inside a replace: the case's consent and access logs and its retention."""
+        (created_at, days), = self.conn.execute("SELECT created_at, retention_days FROM cases WHERE id = ?", (case_id,))
+        return {"created_at": created_at, "retention_days": days,
+                **{table: self._rows(f"SELECT * FROM {table} WHERE case_id = ? ORDER BY id", (case_id,))
+                   for table in ("consent_log", "access_log")}}
+
+    def _restore_person_records(self, doc: CaseDocument, kept: dict, who: str, source: str) -> None:
+        case_id = doc.case.id
+        days = doc.case.retention_days if doc.case.retention_days is not None else kept["retention_days"]
+        self.conn.execute("UPDATE cases SET created_at = ?, retention_days = ? WHERE id = ?",
+                          (kept["created_at"], days, case_id))
+        for table in ("consent_log", "access_log"):
+            for row in kept[table]:
+                columns = list(row)
+                self.conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                                  tuple(row.values()))
+        self.conn.execute("INSERT INTO access_log (case_id, who, action, detail, at) VALUES (?, ?, ?, ?, ?)",
+                          (case_id, who or "unknown", "replace",
+                           "dialogue replaced" + (f" from {source}" if source else "") +
+                           "; memory, corrections and build records deleted", utcnow()))
 
     def _insert_case(self, doc: CaseDocument) -> None:
         c = doc.case
@@ -224,6 +275,7 @@ class Store(BuildRecords):
                 if not self.case_exists(case_id):
                     raise NotFound(f"no case {case_id!r}")
                 self.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
+                self.text_removed()
             self.vectors.drop(case_id)
 
     def sessions(self, case_id: str) -> list[Session]:
@@ -309,6 +361,7 @@ class Store(BuildRecords):
                 gone = sum(self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
                            for i in ids)
                 self._forget_units(case_id, ids)
+                self.text_removed()
                 tokens = self.new_vector_token(case_id)
             self.vectors.apply(case_id, *tokens, self._fetcher(case_id), remove=list(ids))
         return gone
@@ -395,6 +448,7 @@ class Store(BuildRecords):
                 if not self._rows("SELECT 1 FROM units WHERE id = ? AND case_id = ?", (unit.id, unit.case_id)):
                     raise NotFound(f"no unit {unit.id} in case {unit.case_id!r}")
                 raise VersionConflict(f"unit {unit.id} was changed by someone else; reload it")
+            self.text_removed()  # the old values' cells are freed (history keeps what it must)
             if vector is not None:
                 self.conn.execute(
                     "INSERT OR REPLACE INTO unit_vectors (unit_id, case_id, vector) VALUES (?, ?, ?)",
@@ -518,6 +572,7 @@ class Store(BuildRecords):
                         (*values, e.id, case_id))
                     if cur.rowcount == 0:
                         raise NotFound(f"no {table} entry {e.id} in case {case_id!r}")
+                    self.text_removed()
                     ids.append(e.id)
         return ids
 
@@ -540,6 +595,7 @@ class Store(BuildRecords):
                 self._forget_units(case_id, ids)
                 self.conn.execute("DELETE FROM segments WHERE case_id = ? AND session_id = ?", (case_id, session_id))
                 self.conn.execute("DELETE FROM build_sessions WHERE session_id = ?", (session_id,))
+                self.text_removed()
                 tokens = self.new_vector_token(case_id)
             self.vectors.apply(case_id, *tokens, self._fetcher(case_id), remove=ids)
         return ids
@@ -553,6 +609,7 @@ class Store(BuildRecords):
                                   (case_id,))
                 for table in ("units", "segments", "semantic_memory", "support_memory", "build_sessions"):
                     self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
+                self.text_removed()
                 self.new_vector_token(case_id)
             self.vectors.drop(case_id)
 

@@ -50,9 +50,19 @@ def case_file_key(case_id: str) -> str:
 
 
 def private_folder(folder: Path) -> None:
-    """Create ``folder`` (and parents) readable by its owner only."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(folder, 0o700)
+    """Create ``folder`` and its missing parents readable by their owner only. A folder that
+    already exists keeps its mode: it may be /tmp or a home folder, not the store's to lock."""
+    missing = []
+    at = Path(folder).absolute()
+    while not at.exists():
+        missing.append(at)
+        at = at.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:  # made meanwhile by someone else: theirs
+            continue
+        os.chmod(path, 0o700)  # mkdir's mode passes through the umask
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:

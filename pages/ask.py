@@ -7,6 +7,7 @@ import json
 import streamlit as st
 
 import ui
+from ftamem_core import consent
 from ftamem_core.display import number
 from ftamem_core.config import PRESETS
 from ftamem_core.inference import ask
@@ -29,6 +30,11 @@ if stored:
                  format_func=lambda i: f"{stored[i].category or '-'} · {stored[i].question[:120]}")
     c2.button("Use this question", on_click=use_starter)
 
+allowed = consent.granted(store, case_id)  # inference.ask refuses too; this says why before typing
+if not allowed:
+    st.warning(ui.plain(f"A question sends this case's memory and turns to the model, which needs the person's "
+                        f"consent; this case has none ({consent.state(store, case_id)['state']}). Record it on "
+                        "the Privacy page."))
 case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
 with st.form("ask"):
     question = st.text_input("Question", key="ask_question", placeholder="When did … ? (Enter asks)")
@@ -43,7 +49,7 @@ with st.form("ask"):
         preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"),
                               help="the full method, or one ablation (what it switches off is in its name)")
         archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
-    submitted = st.form_submit_button("Ask", type="primary")
+    submitted = st.form_submit_button("Ask", type="primary", disabled=not allowed)
 
 if submitted and question.strip():
     run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b), retrieve_archived=archived)

@@ -39,6 +39,7 @@ def ingest(path: str, on_exists: str, sample: bool = False) -> None:
     fictional sample case is loaded with consent recorded; any other case asks for it on Build."""
     try:
         outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars,
+                              max_mb=ui.settings().max_upload_mb, who=ui.who(),
                               consent_by=ui.who() if sample else None,
                               consent_note="fictional sample case bundled with the app" if sample else "")
     except (LoadError, StoreError) as e:
@@ -67,7 +68,7 @@ def ingest_upload() -> None:
         path.write_bytes(upload.getvalue())
         if on_exists == "replace":  # replacing destroys built memory and corrections: confirm first
             try:
-                stored = [d.case.id for d in load_file(path) if store.case_exists(d.case.id)]
+                stored = [d.case.id for d in load_file(path, max_mb=limit) if store.case_exists(d.case.id)]
             except LoadError as e:
                 ui.flash("error", e)
                 return
@@ -113,8 +114,8 @@ with col1:
             lines.append(f"- {case_id}: {row['units']} units, {len(human_corrections(store, case_id))} correction(s) by hand")
         ui.confirm_dialog("confirm-replace", "Replace the stored cases?",
                           "Loading with 'replace' deletes these stored cases with everything built and corrected for "
-                          "them (memory units, links, corrections, their edit history, consent log and access log) "
-                          "and loads them again from the file:\n" + "\n".join(lines), replace_confirmed, reason=False,
+                          "them (memory units, links, corrections and their edit history) and loads them again from the "
+                          "file; their consent log, access log and retention stay, and the replace is recorded:\n" + "\n".join(lines), replace_confirmed, reason=False,
                           label="Replace them")
 with col2:
     st.subheader("Sample case")

@@ -48,6 +48,13 @@ def make_unit(case_id: str, text: str, start: int = 0, end: int = 1, status: str
                    evidence=Evidence(session_id=session_id, start=start, end=end), construction_status=status)
 
 
+def consented(store: Store, *case_ids: str) -> None:
+    """Record consent for the cases a test asks questions of (inference.ask refuses without it)."""
+    from ftamem_core import consent
+
+    consent.record(store, list(case_ids), "granted", "test", "test case")
+
+
 def random_vectors(n: int, seed: int = 0) -> np.ndarray:
     v = np.random.default_rng(seed).normal(size=(n, 384)).astype(np.float32)
     return v / np.linalg.norm(v, axis=1, keepdims=True)

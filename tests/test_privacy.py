@@ -23,7 +23,7 @@ from ftamem_core.models import Link, SemanticEntry, utcnow
 from ftamem_core.retrieval import Cues, score_candidates
 from ftamem_core.store import Store, StoreError
 
-from conftest import ROOT, make_doc, make_unit, random_vectors
+from conftest import ROOT, consented, make_doc, make_unit, random_vectors
 from scripted import HashEmbedder, Pipeline
 from test_construction import SETTINGS
 
@@ -140,6 +140,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
     from ftamem_core.packet import expand
 
     store.ingest([make_doc("c1")])
+    consented(store, "c1")
     vectors = random_vectors(3)
     a, b, c = store.add_units("c1", [make_unit("c1", t) for t in "abc"], vectors)
     store.add_links("c1", [Link(source=c, target=a, relation="updates")])

@@ -12,7 +12,7 @@ from ftamem_core.models import Link, Turn
 from ftamem_core.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
 from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
 
-from conftest import make_doc, make_unit
+from conftest import consented, make_doc, make_unit
 from scripted import HashEmbedder
 
 SAID = re.compile(r"said \d{1,2} [A-Z][a-z]+ \d{4}")  # a unit's day as the packet writes it
@@ -25,6 +25,7 @@ FULL = Ablations()
 def memory(store):
     """Six units in a two-session case, with links around unit 'shifts'."""
     store.ingest([make_doc("c1", sessions=2, turns=6)])
+    consented(store, "c1")
     s1, s2 = store.sessions("c1")
     specs = [
         ("Maya was moved to night shifts by her manager", 0, 1, s1, "event", "2025-02-16", ["Maya"], "exhausted"),
@@ -220,6 +221,7 @@ def test_heuristic_cues():
 
 def test_empty_case_answers_from_nothing(store):
     store.ingest([make_doc("c1")])
+    consented(store, "c1")
     trace = ask(store, "c1", "Anything?", answer_llm(), EMB, load_settings(environ={}))
     assert trace.kept_ids == [] and "(none found)" in trace.packet_text
 
@@ -447,6 +449,7 @@ def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store)
     store.ingest([CaseDocument(case=Case(id="c1", name="c1"), sessions=[SessionDocument(
         session=Session(source_id="s0", time="2023-05-08"),
         turns=[Turn(speaker=who, text=text, original_id=f"d{i}") for i, (who, text) in enumerate(said)])])])
+    consented(store, "c1")
     session = store.sessions("c1")[0]
     units = [make_unit("c1", "Cat is researching adoption agencies", 1, 1, session_id=session.id),
              make_unit("c1", "Cat thanks Mel and calls it a dream", 3, 3, session_id=session.id)]

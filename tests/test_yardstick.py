@@ -20,7 +20,7 @@ from ftamem_core.models import Session, SessionDocument, Turn, CaseDocument, Cas
 from ftamem_core.packet import approx_tokens
 from ftamem_core.pipeline import TurnIndex
 
-from conftest import LOCOMO, make_doc, make_unit
+from conftest import LOCOMO, consented, make_doc, make_unit
 from scripted import HashEmbedder
 
 EMB = HashEmbedder()
@@ -111,6 +111,7 @@ def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_convers
 @pytest.fixture
 def dialogue(store):
     store.ingest([make_doc("c1", sessions=2, turns=8)])
+    consented(store, "c1")
     turns = store.turns("c1")
     return store, TurnIndex.build(EMB, turns, replies=True)
 

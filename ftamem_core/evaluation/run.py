@@ -190,8 +190,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         name = f"{doc.case.id}-s{cfg.sessions or 'all'}-{construction or 'turns'}-{_tag(cfg, settings, construction or 'turns')}.db"
         store = Store(cache / name, index_config=settings.index)
         store.ingest([doc], on_exists="skip")
-        if not consent.granted(store, doc.case.id):
-            consent.record(store, doc.case.id, "granted", "evaluation harness", "public research dataset")
+        consent.public_dataset(store, doc.case.id, "evaluation harness")
         llm = make_llm(recorder_for(store))
         ctx = CaseContext(store, doc.case.id, embedder)
         done = store.done_sessions(doc.case.id)
@@ -211,6 +210,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
     def answer_one(task: tuple[Method, CaseDocument, Question]) -> None:
         method, doc, q = task
         store, ctx = prepared(doc, method.construction)
+        consent.require(store, doc.case.id, "be evaluated")  # withdrawn while the run goes on
         llm = make_llm(recorder_for(store))
         k = method.k or cfg.k or settings.k_for(store.get_case(doc.case.id).source_format)[0]
         res = run_method(method, ctx, q, llm, settings, k, fta_store=store)

@@ -17,12 +17,14 @@ FORMATS: tuple[str, ...] = ("auto", "locomo", "esmemeval", "json", "jsonl", "tex
 __all__ = ["FORMATS", "Format", "LoadError", "load_file"]
 
 
-def load_file(path: str | Path, fmt: Format = "auto", max_turn_chars: int = 100_000) -> list[CaseDocument]:
-    """Parse and check a whole file; raises LoadError naming the file, place and problem."""
+def load_file(path: str | Path, fmt: Format = "auto", max_turn_chars: int = 100_000,
+              max_mb: int = 50) -> list[CaseDocument]:
+    """Parse and check a whole file of at most ``max_mb`` megabytes; raises LoadError naming the
+    file, place and problem."""
     path = Path(path)
     if fmt not in FORMATS:
         raise LoadError(path, "", f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-    text = read_text(path)
+    text = read_text(path, max_mb)
     try:
         docs = _load(path, fmt, text, Reader(path, max_turn_chars))
     except LoadError:

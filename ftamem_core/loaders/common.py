@@ -18,11 +18,22 @@ class LoadError(Exception):
         super().__init__(f"{Path(path).name}: {place}: {problem}" if place else f"{Path(path).name}: {problem}")
 
 
-def read_text(path: Path) -> str:
+def read_capped(path: str | Path, max_mb: int) -> bytes:
+    """A file's bytes, refused beyond ``max_mb`` megabytes (setting max_upload_mb) without reading
+    more than that: a file may be /dev/zero or a pipe that never ends."""
+    limit = max_mb * 1024 * 1024
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
     except OSError as e:
         raise LoadError(path, "", f"cannot read the file ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise LoadError(path, "", f"the file is larger than {max_mb} MB (setting max_upload_mb)")
+    return data
+
+
+def read_text(path: Path, max_mb: int = 50) -> str:
+    data = read_capped(path, max_mb)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -26,13 +26,26 @@ def photo_text(text: str, caption: str | None) -> str:
     return f"{text} [shares a photo of {caption}]".strip()
 
 
-_CAPTION = re.compile(r"\s*\[shares a photo of ([^\]]*)\]")
+_CAPTION = "[shares a photo of "
 
 
 def without_caption(text: str, keep_what: bool = False) -> str:
     """A turn's text without the caption ``photo_text`` gave it, or (``keep_what``) with only
-    what the photo shows, without the words "shares a photo of" every caption has."""
-    return _CAPTION.sub(lambda m: f" [{m.group(1)}]" if keep_what else "", text).strip()
+    what the photo shows, without the words "shares a photo of" every caption has.
+
+    Found with str.find: the regex it replaces, ``\\s*\\[shares a photo of ([^\\]]*)\\]``, took
+    quadratic time on a turn of spaces (every space started a match that ran to the end)."""
+    out, last = [], 0
+    while (at := text.find(_CAPTION, last)) >= 0:
+        close = text.find("]", at + len(_CAPTION))
+        if close < 0:  # no caption ends here, nor after
+            break
+        out.append(text[last:at].rstrip())  # the spaces before the caption go with it
+        if keep_what:
+            out.append(f" [{text[at + len(_CAPTION):close]}]")
+        last = close + 1
+    out.append(text[last:])
+    return "".join(out).strip()
 
 
 def load(r: Reader, data: Any) -> list[CaseDocument]:

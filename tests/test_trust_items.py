@@ -1,0 +1,453 @@
+"""Issue 40 (trust under attack and mistakes), items 3-12: one test per item, named after it."""
+
+import os
+import stat
+
+import pytest
+
+from ftamem_core import editing
+from ftamem_core.store import Store
+
+from conftest import make_doc, make_unit, random_vectors
+from test_pages import app  # noqa: F401 (a fixture)
+
+SECRET = "Zebulon-7741 told nobody about the river"
+
+
+def files_hold(db_path, text: str) -> list[str]:
+    """Which of the database's files (the database, its -wal) hold ``text`` right now."""
+    found = []
+    for suffix in ("", "-wal"):
+        path = f"{db_path}{suffix}"
+        if os.path.exists(path) and text.encode() in open(path, "rb").read():
+            found.append(os.path.basename(path))
+    return found
+
+
+def test_item7_delete_scrubs_open_store(tmp_path):
+    db = tmp_path / "memory.db"
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    kept, gone = store.add_units("c1", [make_unit("c1", "A kept unit."), make_unit("c1", SECRET)], random_vectors(2))
+    edited = store.add_units("c1", [make_unit("c1", "Mariposa-5521 was the old wording")], random_vectors(1))[0]
+    assert files_hold(db, SECRET)  # written: the test can see it
+    editing.delete_unit(store, "c1", gone, "tester", "said by mistake")
+    assert files_hold(db, SECRET) == []  # the store is still open
+    unit = store.get_unit("c1", edited)
+    editing.edit_unit(store, None, "c1", edited, {"fact.text": "The new wording."}, unit.version, "tester", "typo")
+    assert os.path.getsize(f"{db}-wal") == 0  # checkpointed at once after a text edit too
+    assert store.get_unit("c1", kept).fact.text == "A kept unit."
+    store.close()
+
+
+def test_item10_never_chmods_a_folder_the_store_did_not_create(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # like /tmp
+    Store(shared / "x.db").close()
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+    Store(shared / "new" / "deeper" / "y.db").close()
+    for made in (shared / "new", shared / "new" / "deeper"):
+        assert stat.S_IMODE(os.stat(made).st_mode) == 0o700  # created by the store: owner only
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o1777
+
+
+# Item 3: every regex applied to turn text is linear -----------------------------------------
+
+HOSTILE = {"newlines": "\n" * 100_000, "spaces": " " * 100_000, "comma and spaces": "," + " " * 100_000}
+
+
+def _patterns():
+    """Every compiled regex at module level in ftamem_core and ui (a new one is tested too)."""
+    import importlib
+    import pkgutil
+    import re
+
+    import ftamem_core
+
+    names = [m.name for m in pkgutil.walk_packages(ftamem_core.__path__, "ftamem_core.")
+             if not m.name.endswith("__main__")] + ["ui"]
+    for name in names:
+        module = importlib.import_module(name)
+        for attr, value in sorted(vars(module).items()):
+            if isinstance(value, re.Pattern):
+                yield f"{name}.{attr}", value
+
+
+def _text_functions():
+    """The functions that build regexes around turn text (a speaker's name) or apply them to it."""
+    from ftamem_core import grounding as g
+    from ftamem_core import temporal
+    from ftamem_core.evaluation import content, unit_counts
+    from ftamem_core.extraction import statements, third_person
+    from ftamem_core.loaders.locomo import photo_text, without_caption
+    from ftamem_core.models import Turn
+    from ftamem_core.text import english
+
+    names = ["Caroline", "Melanie"]
+
+    def turns(text):
+        return [Turn(idx=0, role="user", speaker="Melanie", text=text),
+                Turn(idx=1, role="user", speaker="Caroline", text=text)]
+
+    return {
+        "addressed": lambda t: g.addressed(t + "Caroline" + t + "!", "Caroline"),
+        "unaddressed": lambda t: g.unaddressed("thanks" + t + "," + t + "Caroline" + t, "Caroline"),
+        "misattributed": lambda t: g.misattributed("Caroline went" + t + "hiking", turns(t + "I went hiking" + t),
+                                                   names),
+        "joint_subject": lambda t: g.joint_subject("Caroline" + t + "and" + t + "Melanie hiked", turns(t), names),
+        "subject": lambda t: g.subject(t + "Caroline", names),
+        "sentences, stated, told": lambda t: (g.sentences("Hi." + t + "Yes!" + t), g.stated(t + "?" + t),
+                                              g.told(t + "you" + t)),
+        "grounded_clauses": lambda t: g.grounded_clauses("Caroline hiked." + t + ";" + t, turns(t), names, 0.5),
+        "swap_names": lambda t: g.swap_names("Caroline" + t + "Melanie", "Caroline", "Melanie"),
+        "small_talk, to_listener": lambda t: (g.small_talk(t + "thanks" + t), g.to_listener(t + "you", names)),
+        "content words": lambda t: (g.content_words(t), g.refers_back(t), g.first_person(t),
+                                    g.support(t + "hike", [t + "hike"], names)),
+        "statements": lambda t: statements("I hiked." + t + "Did you?" + t, names),
+        "third_person": lambda t: third_person("I'm" + t + "my" + t + "me-time", "Melanie"),
+        "captions": lambda t: (without_caption("a" + t + "[shares a photo of" + t), photo_text(t, "a photo of" + t),
+                               without_caption(t + "[shares a photo of a dog]" + t, keep_what=True)),
+        "english": lambda t: english.is_english(["the" + t + "and"]),
+        "temporal": lambda t: (temporal.resolve("3" + t + "days" + t + "ago", None),
+                               temporal.resolve("march" + t + "12," + t + "2023", temporal.session_date("2023-05-01"))),
+        "evaluation": lambda t: (content.content_stems("don't" + t + "I'm"), unit_counts.pronoun_led(t + ". " + t)),
+    }
+
+
+def test_item3_every_regex_on_turn_text_is_linear():
+    import time
+
+    slow = []
+    for name, pattern in _patterns():
+        for kind, text in HOSTILE.items():
+            started = time.perf_counter()
+            pattern.search(text), pattern.findall(text), pattern.sub("", text), pattern.split(text)
+            if time.perf_counter() - started > 1.0:  # linear: milliseconds; quadratic: minutes
+                slow.append((name, kind))
+    for name, call in _text_functions().items():
+        call(" ")  # imports and caches (a stemmer, stop words) are not the regex's time
+        for kind, text in HOSTILE.items():
+            started = time.perf_counter()
+            call(text)
+            if time.perf_counter() - started > 1.0:
+                slow.append((name, kind))
+    assert slow == []
+
+
+def test_item3_a_build_of_hostile_turns_takes_seconds():
+    import time
+
+    from ftamem_core import consent
+    from ftamem_core.config import load_settings
+    from ftamem_core.construction import Builder
+    from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+
+    from scripted import HashEmbedder, Pipeline
+
+    said = "I went hiking with my dogs on the trail every weekend this spring"
+    texts = [f"Caroline{gap}{said}, Caroline{gap}!" for gap in HOSTILE.values()]
+    texts += [f"Thanks,{gap}Melanie{gap}[shares a photo of{gap}{said}" for gap in HOSTILE.values()]
+    doc = CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0", time="2025-03-02"),
+        turns=[Turn(role="user", speaker=("Melanie", "Caroline")[i % 2], text=t) for i, t in enumerate(texts)])])
+    store = Store(":memory:")
+    store.ingest([doc])
+    consent.record(store, "c1", "granted", "test", "hostile turns")
+    pipeline = Pipeline(seg_size=3)
+    pipeline.extraction = lambda messages: {"memory_units": []}  # every turn goes to the verbatim fallback
+    pipeline.longitudinal = lambda messages: {"semantic": [], "support": []}
+    started = time.perf_counter()
+    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}, min_fragment_turns=1,
+                                                                          min_unit_words=0)).build("c1")
+    assert report.status == "done" and report.units >= 1
+    assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here
+
+
+# Item 8: replace keeps the person's records ---------------------------------------------------
+
+
+def test_item8_replace_keeps_consent_access_log_and_retention(tmp_path):
+    import json
+
+    from ftamem_core import auth, consent
+    from ftamem_core.cli import main
+    from ftamem_core.privacy import set_retention
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    consent.record(store, "c1", "granted", "Dana", "signed form")
+    consent.record(store, "c1", "withdrawn", "Dana", "phoned to withdraw")
+    auth.log_access(store, "c1", "Dana", "view", "Memory page")
+    set_retention(store, "c1", 30)
+    created = store.get_case("c1").created_at
+    store.close()
+    path = tmp_path / "c1.json"
+    path.write_text(json.dumps({"id": "c1", "sessions": [
+        {"id": "s0", "turns": [{"role": "user", "speaker": "A", "text": "A new dialogue."}]}]}))
+    assert main(["--db", str(db), "ingest", str(path), "--replace", "--by", "Eli"]) == 0
+    store = Store(db)
+    assert [r["state"] for r in consent.log(store, "c1")] == ["granted", "withdrawn"]
+    assert consent.state(store, "c1")["state"] == "withdrawn"  # a replace does not bring consent back
+    log = auth.access_log(store, "c1")
+    assert [(r["who"], r["action"]) for r in log] == [("Dana", "view"), ("Eli", "replace")]
+    assert "c1.json" in log[-1]["detail"]
+    case = store.get_case("c1")
+    assert (case.retention_days, case.created_at) == (30, created)
+    assert [t.text for t in store.turns("c1")] == ["A new dialogue."]
+
+
+# Item 12: files of any size, broken pipes ------------------------------------------------------
+
+
+def test_item12_ingest_and_import_refuse_files_over_the_cap(tmp_path, capsys):
+    from ftamem_core.cli import main
+
+    db = str(tmp_path / "m.db")
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (2 * 2**20 + 10))
+    env = tmp_path / "ftamem.toml"
+    env.write_text("max_upload_mb = 2\n")
+    for command in (["ingest", str(big)], ["import", str(big)], ["ingest", "/dev/zero", "--format", "json"],
+                    ["import", "/dev/zero"]):
+        assert main(["--db", db, "--config", str(env), *command]) == 1
+        err = capsys.readouterr().err
+        assert "larger than 2 MB (setting max_upload_mb)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_item12_a_broken_pipe_prints_one_line_and_no_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
+        session=Session(source_id="s0"),
+        turns=[Turn(role="user", speaker="A", text=f"turn {i} " + "words " * 30) for i in range(3000)])])])
+    store.close()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    run = subprocess.run(f"'{sys.executable}' -m ftamem_core --db '{db}' turns c1 | head -1", shell=True,
+                         capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": root})
+    assert len(run.stdout.splitlines()) == 1
+    assert run.stderr == ""
+
+
+# Item 4: consent gates every path that sends a case to a model ----------------------------------
+
+
+def _calls(db) -> int:
+    store = Store(db)
+    try:
+        return store._rows("SELECT count(*) AS n FROM llm_calls")[0]["n"]
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def hash_embedder(monkeypatch):
+    """Commands embed with the bag-of-words test embedder (loading MiniLM takes a minute here)."""
+    from ftamem_core import embeddings
+
+    from scripted import HashEmbedder
+
+    monkeypatch.setattr(embeddings.Embedder, "from_settings", classmethod(lambda cls, s: HashEmbedder()))
+
+
+def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embedder):
+    import json
+
+    from ftamem_core import consent
+    from ftamem_core.cli import main
+
+    db = tmp_path / "m.db"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rewrite": {"query": "what happened", "people": [], "time_expressions": [], "content_types": [],
+                                              "affect_terms": []},
+                                  "answer": {"answer": "an answer", "cited_unit_ids": []}}))
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    store.close()
+    ask = ["--db", str(db), "--llm", "scripted", "--model", str(script), "ask", "c1", "What happened?"]
+    assert main(ask) == 1
+    assert "no consent to answer questions" in capsys.readouterr().err and _calls(db) == 0
+    store = Store(db)
+    consent.record(store, "c1", "granted", "Dana", "form")
+    store.close()
+    assert main(ask) == 0 and "an answer" in capsys.readouterr().out
+    store = Store(db)
+    consent.record(store, "c1", "withdrawn", "Dana", "phoned")
+    store.close()
+    before = _calls(db)
+    assert main(ask) == 1 and "consent withdrawn" in capsys.readouterr().err and _calls(db) == before
+
+
+def test_item4_a_build_stopped_by_a_withdrawal_exits_non_zero(tmp_path, capsys, monkeypatch, hash_embedder):
+    from ftamem_core import consent, llm
+    from ftamem_core.cli import main
+
+    from scripted import Pipeline
+
+    db = tmp_path / "m.db"
+    store = Store(db)
+    store.ingest([make_doc("c1", sessions=3, turns=4)])
+    consent.record(store, "c1", "granted", "Dana", "form")
+    store.close()
+    pipeline = Pipeline(seg_size=2)
+    extract = pipeline.extraction
+
+    def withdraw_then_extract(messages):  # the person withdraws while the build runs (another process)
+        other = Store(db)
+        consent.record(other, "c1", "withdrawn", "Dana", "phoned")
+        other.close()
+        return extract(messages)
+
+    pipeline.extraction = withdraw_then_extract
+    monkeypatch.setattr(llm, "make_llm", lambda *a, **k: pipeline.llm())
+    assert main(["--db", str(db), "build", "c1", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "stopped (consent withdrawn)" in err and len(err.strip().splitlines()) == 1
+
+
+def test_item4_ask_page_needs_consent(app):
+    from ftamem_core.ingest import ingest_file
+
+    from conftest import SAMPLE
+    from test_pages import open_page
+
+    store = Store(app)
+    ingest_file(store, SAMPLE)  # no consent recorded
+    at = open_page("pages/ask.py")
+    assert not at.exception
+    assert any("needs the person's consent" in w.value for w in at.warning)
+    assert next(b for b in at.button if b.label == "Ask").disabled
+
+
+def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypatch, hash_embedder):
+    import json
+
+    from ftamem_core import consent
+    from ftamem_core.cli import main
+    from ftamem_core.ingest import ingest_file
+
+    from conftest import LOCOMO
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
+    monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
+    monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
+    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
+    db = tmp_path / "m.db"
+    base = ["--db", str(db), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
+            "--sessions", "1", "--questions", "1", "--method", "question-only", "--quiet"]
+    assert main(base + ["--out", str(tmp_path / "run1")]) == 0  # public research data: consented by the harness
+    (cache,) = (tmp_path / "eval-runs" / "cache").glob("*.db")
+    store = Store(cache)
+    consent.record(store, "conv-26", "withdrawn", "Dana", "asked to leave the study")
+    store.close()
+    capsys.readouterr()
+    assert main(base + ["--out", str(tmp_path / "run2")]) == 1  # the harness does not grant it again
+    assert "consent withdrawn" in capsys.readouterr().err
+    # the user's own store records a withdrawal for the case: eval and density refuse it
+    store = Store(db)
+    ingest_file(store, LOCOMO, only=["conv-26"])
+    consent.record(store, "conv-26", "withdrawn", "Dana", "asked to leave the study")
+    store.close()
+    density = ["--db", str(db), "density", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
+               "--sessions", "1", "--out", str(tmp_path / "d.jsonl")]
+    assert main(density) == 1 and "consent withdrawn" in capsys.readouterr().err
+    assert not (tmp_path / "d.jsonl").exists()
+
+
+# Item 11: a whole-call deadline for a server that trickles ------------------------------------
+
+
+class _Trickle:
+    """An OpenAI-compatible server on loopback: /v1/chat/completions answers at once when
+    ``whole``, else sends its headers and then one byte every 0.2 s, forever (with a length, or
+    chunked as a stream is)."""
+
+    def __init__(self, mode: str):
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        reply = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"ok": true}'}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+        self.stop = threading.Event()
+        stop = self.stop
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                if mode == "whole":
+                    self.send_header("Content-Length", str(len(reply)))
+                    self.end_headers()
+                    self.wfile.write(reply)
+                    return
+                if mode == "length":
+                    self.send_header("Content-Length", "1000000")
+                else:
+                    self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    while not stop.wait(0.2):
+                        self.wfile.write(b" " if mode == "length" else b"1\r\n \r\n")
+                        self.wfile.flush()
+                except OSError:  # the client hung up: what the deadline should make it do
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.stop.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("mode", ["length", "chunked"])
+def test_item11_a_trickling_server_meets_the_call_deadline(mode):
+    import time
+
+    from pydantic import BaseModel
+
+    from ftamem_core.config import LLMConfig
+    from ftamem_core.llm import LLMUnavailable, OpenAICompatLLM
+
+    class Reply(BaseModel):
+        ok: bool
+
+    messages = [{"role": "user", "content": "hi"}]
+    server = _Trickle("whole")
+    try:  # the reply read piece by piece is still the reply
+        config = LLMConfig(backend="openai", base_url=server.url, model="m", dialect="json_object", deadline=2.0)
+        assert OpenAICompatLLM(config).structured("check", messages, Reply)[0].ok is True
+    finally:
+        server.close()
+    server = _Trickle(mode)
+    try:
+        config = LLMConfig(backend="openai", base_url=server.url, model="m", dialect="json_object",
+                           timeout=600, connect_retries=3, max_retries=2, deadline=2.0)
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match=r"within 2 s \(setting llm.deadline\)"):
+            OpenAICompatLLM(config).structured("check", messages, Reply)
+        assert time.monotonic() - started < 4  # one deadline for the call, its retries included
+        started = time.monotonic()
+        with pytest.raises(LLMUnavailable, match="llm.deadline"):
+            OpenAICompatLLM(config).text("check", messages)
+        assert time.monotonic() - started < 4
+    finally:
+        server.close()

@@ -233,6 +233,12 @@ def result_rows(summary: list[dict], split: str, cases: list[str], settings, bui
     return [{**stamp, **row} for row in summary]
 
 
+def unit_row(stamp: dict, case_id: str, report: dict) -> dict:
+    """A build's unit counts and construction cost as one row of ``results/units.jsonl``."""
+    base = {k: v for k, v in stamp.items() if k not in ("metric", "value", "low", "high", "n", "budget", "method")}
+    return {**base, "benchmark": "units", "case": case_id, "counts": report["counts"], "cost": report["cost"]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=sorted(DATA), default="locomo")
@@ -294,8 +300,12 @@ def main() -> None:
         args.results.mkdir(parents=True, exist_ok=True)
         rows = [{**r, "built_at": args.built_at} if args.built_at else r
                 for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)]
+        rows = [{**r, "set": dict(args.set)} if args.set else r for r in rows]
         with open(args.results / "evidence.jsonl", "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+        with open(args.results / "units.jsonl", "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(unit_row(rows[0], case_id, c), ensure_ascii=False) + "\n"
+                         for case_id, c in cases.items() if "counts" in c)
         with open(args.results / "evidence-questions.jsonl", "a", encoding="utf-8") as f:
             f.writelines(json.dumps({**rows[0], **{k: None for k in ("metric", "value", "low", "high", "n", "budget",
                                                                        "method")}, **r}, ensure_ascii=False) + "\n"

@@ -313,3 +313,20 @@ def test_two_evidence_runs_compare_paired_by_question(tmp_path):
     assert content["difference"] == 0.625 and content["excludes_zero"] is True
     pointer = next(r for r in out if r["metric"] == "pointer_recall")
     assert pointer["difference"] == 0 and pointer["excludes_zero"] is False
+
+
+def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
+    import json
+
+    from ftamem_core.evaluation.results import results_markdown
+
+    (tmp_path / "units.jsonl").write_text(json.dumps({
+        "commit": "abc", "settings_digest": "d", "split": "dev", "cases": ["conv-26"], "measured": "2026-12-06",
+        "benchmark": "units", "case": "conv-26", "built_at": "abc", "set": {"turn_anchors": "true"},
+        "counts": {"units": 38, "copies_of_a_turn": 14, "with_feeling": 4, "with_intention": 5, "pronoun_led": 21,
+                   "second_person": 4, "links": 15, "link_relations": {"updates": 12, "supports": 3},
+                   "link_confidence": {"high": 15}},
+        "cost": {"calls_per_turn": 0.31, "tokens_per_turn": 504.0}}) + "\n")
+    docs = results_markdown(tmp_path)
+    assert "## Units of the builds, dev" in docs and "with turn_anchors=true" in docs
+    assert "| conv-26 | 38 | 14 | 4 | 5 | 21 | 4 | 15 | 0 / 12 / 3 | 15 | 0.31 | 504.0 |" in docs

@@ -257,6 +257,14 @@ def results_markdown(folder: Path) -> str:
                 "Content recall (headline):", ""] + recall_table(mine) + ["", "Pointer recall:", ""] + \
             recall_table(mine, "pointer_recall") + ["", "Packet tokens (model tokenizer):", ""] + \
             recall_table(mine, "tokens") + [""]
+    for split, mine in latest(read(folder, "units.jsonl")).items():
+        first = mine[0]
+        out += [f"## Units of the builds, {_split_name(split, mine)}", "",
+                f"Builds made at commit `{first.get('built_at') or first['commit']}`"
+                + (f" with {', '.join(f'{k}={v}' for k, v in first['set'].items())}" if first.get("set") else "")
+                + ", counted apart from the construction's repairs (`evaluation/unit_counts.py`): copies of a turn "
+                "are units whose fact is the turn in the third person; pronoun-led facts start with a pronoun.", ""]
+        out += units_table(mine) + [""]
     for split, mine in latest(read(folder, "answers.jsonl")).items():
         first = mine[0]
         out += ([f"## Answers, {_split_name(split, mine)}", "",
@@ -280,6 +288,27 @@ def results_markdown(folder: Path) -> str:
                 "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`."
                 + (f" Drawn: {drawn}." if drawn else ""), ""] + audit_table(scores) + [""]
     return "\n".join(out)
+
+
+UNIT_COLUMNS = (("units", "units"), ("copies_of_a_turn", "copies of a turn"), ("with_feeling", "with a feeling"),
+                ("with_intention", "with an intention"), ("pronoun_led", "pronoun-led"),
+                ("second_person", "second person"), ("links", "links"))
+
+
+def units_table(rows: list[dict]) -> list[str]:
+    """Per build: its units read apart from the repairs, its links' relations, its cost per turn."""
+    out = ["| case | " + " | ".join(label for _, label in UNIT_COLUMNS)
+           + " | followup_of / updates / other links | high confidence | calls / turn | tokens / turn |",
+           "|---" * (len(UNIT_COLUMNS) + 5) + "|"]
+    for r in rows:
+        c, cost = r["counts"], r["cost"]
+        relations = c.get("link_relations") or {}
+        other = sum(v for k, v in relations.items() if k not in ("followup_of", "updates"))
+        out.append(f"| {r['case']} | " + " | ".join(str(c.get(k, "–")) for k, _ in UNIT_COLUMNS)
+                   + f" | {relations.get('followup_of', 0)} / {relations.get('updates', 0)} / {other}"
+                   + f" | {(c.get('link_confidence') or {}).get('high', 0)} | {cost.get('calls_per_turn', '–')} "
+                   + f"| {cost.get('tokens_per_turn', '–')} |")
+    return out
 
 
 def _temperature(row: dict) -> str:

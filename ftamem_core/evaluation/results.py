@@ -245,7 +245,7 @@ def results_markdown(folder: Path) -> str:
            "and the turn channel the packet adds to any unit); `verbatim`: the turns' copies alone, no model call;",
            "both retrieved exactly as `fta`; `full-context`: every turn of the sessions in the prompt. `fta - X`: the",
            "paired difference.", ""]
-    if not rows and not read(folder, "answers.jsonl"):
+    if not rows and not read(folder, "answers.jsonl") and not read(folder, "units.jsonl"):
         return "\n".join(out + ["No results recorded yet."]) + "\n"
     for split, mine in latest(rows).items():
         first = mine[0]

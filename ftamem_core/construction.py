@@ -46,15 +46,6 @@ from .store import Store, StoreError
 from .text import english
 
 
-# The settings that shape a build, kept with its record.
-BUILD_SETTINGS = {
-    "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
-    "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
-    "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "caption_carries_turn", "verbatim_reply_words",
-    "split_facts", "fact_max_chars",
-}
-
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
 # are unchanged, since a fix to the verbatim fallback or a prompt changes what a build produces.
 _BUILD_SOURCES = ("construction", "segmentation", "extraction", "linking", "longitudinal", "grounding", "temporal",
@@ -136,7 +127,7 @@ class Builder:
         # The running build is the case's lock: taken before anything is cleared or written.
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
-            settings={"window": window, **self.settings.model_dump(include=BUILD_SETTINGS)}))
+            settings={**self.settings.build_settings(), "window_size": window, "segmentation": segmentation}))
         try:
             if from_scratch:
                 with self.store.transaction():

@@ -72,3 +72,45 @@ def test_model_dir_is_the_checkouts_cache_here_and_the_users_cache_when_installe
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert load_settings(environ={}).model_dir == str(tmp_path / "home" / ".cache" / "ftamem" / "models")
     assert load_settings(environ={"FTAMEM_MODEL_DIR": "/models"}).model_dir == "/models"
+
+
+def _fields(model, prefix=""):
+    """Every settings field, nested models' fields by their dotted name."""
+    from pydantic import BaseModel
+    for name, info in model.model_fields.items():
+        yield prefix + name, info
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            yield from _fields(kind, prefix + name + ".")
+
+
+def test_every_setting_says_what_it_does_and_whether_it_shapes_a_build():
+    from ftamem_core.config import Settings
+    from ftamem_core.setting import declared
+    undeclared = [name for name, info in _fields(Settings) if not declared(info)]
+    assert undeclared == []
+
+
+def test_the_build_key_is_read_off_the_settings_flags():
+    from ftamem_core.config import Settings
+    recorded = Settings().build_settings()
+    # construction_max_tokens and the embedding model change a build: recorded
+    assert {"construction_max_tokens", "embedding_model", "window_size", "ground_facts"} <= set(recorded)
+    assert recorded["llm"] == {"backend": "embedded", "model": "qwen2.5-1.5b", "base_url": None, "seed": 0,
+                               "disable_thinking": True}
+    # answer-side, retrieval-side and place settings are not part of a build
+    for name in ("answer_max_citations", "answer_max_tokens", "tau", "turn_channel", "db_path", "model_dir",
+                 "ablations", "index", "auth", "backends", "eval_workers"):
+        assert name not in recorded, name
+
+
+def test_the_eval_cache_key_moves_with_build_settings_only(tmp_path):
+    from ftamem_core.config import Settings
+    from ftamem_core.evaluation.run import EvalConfig, _tag
+    cfg = EvalConfig(dataset="locomo", data=str(tmp_path / "x.json"), methods=["fta"], out=str(tmp_path))
+    base = Settings()
+    key = _tag(cfg, base, "bws")
+    assert _tag(cfg, base.with_overrides(answer_max_citations=9, tau=0.5, packet_token_budget=0), "bws") == key
+    for change in ({"construction_max_tokens": 1000}, {"embedding_model": "other"}, {"fact_support": 0.6},
+                   {"llm": {"model": "qwen2.5-0.5b"}}):
+        assert _tag(cfg, base.with_overrides(**change), "bws") != key, change

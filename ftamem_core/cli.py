@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from .config import PRESETS, Settings, load_settings
 from .loaders import FORMATS, LoadError
 from .modelfiles import ModelFileError
+from .profiles import PROFILES
 from .models import Origin
 from .store import Store, StoreError
 
@@ -26,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
     p.add_argument("--db", help="SQLite database (default: setting db_path)")
     p.add_argument("--config", help="TOML settings file")
+    p.add_argument("--profile", choices=PROFILES,
+                   help="named settings under the config file: small-model (the defaults, for the embedded 1.5B) "
+                        "or paper (the method as the paper writes it: every repair beyond it off)")
     p.add_argument("--llm", choices=["embedded", "openai", "scripted"],
                    help="LLM backend (scripted: a test double, no language model: every call of a stage gets "
                         "the reply the JSON file given as --model holds for it; for tests and smoke checks)")
@@ -164,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace) -> Settings:
     return load_settings(
         config_file=args.config,
+        profile=args.profile,
         db_path=args.db,
         llm={"backend": args.llm, "model": args.model, "base_url": args.base_url},
     )

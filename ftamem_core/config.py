@@ -1,7 +1,8 @@
-"""One settings object with the paper's defaults.
+"""One settings object: the paper's parameters, with the repairs for small models on by default.
 
-Precedence, lowest first: the defaults below, a TOML file (``ftamem.toml`` in the working
-directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
+Precedence, lowest first: the defaults below (the ``small-model`` profile), a named profile
+(``--profile``, ``FTAMEM_PROFILE`` or the file's ``profile`` key; profiles.py), a TOML file
+(``ftamem.toml`` in the working directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
 top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``, ``FTAMEM_ABLATIONS_<NAME>`` for an
 ablation switch), then explicit overrides (command-line options, the app's sidebar). A named
 preset (``ask --preset``, the Ask page) adds its switch to the settings' ablations.
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
+from .profiles import profile_values
 from .setting import build_values, setting
 from .vectors import IndexConfig
 
@@ -304,9 +306,12 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
 def load_settings(
     config_file: str | os.PathLike | None = None,
     environ: dict[str, str] | None = None,
+    profile: str | None = None,
     **overrides: Any,
 ) -> Settings:
-    """Defaults, then the TOML file, then the environment, then ``overrides``."""
+    """Defaults, then a named profile, then the TOML file, then the environment, then
+    ``overrides``. The profile is ``profile``, else ``FTAMEM_PROFILE``, else the file's ``profile``
+    key (profiles.py)."""
     environ = dict(os.environ if environ is None else environ)
     data: dict[str, Any] = {}
     path = config_file or environ.get("FTAMEM_CONFIG")
@@ -315,6 +320,10 @@ def load_settings(
     if path is not None:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
+    name = profile or environ.get("FTAMEM_PROFILE") or data.pop("profile", None)
+    data.pop("profile", None)
+    if name:
+        data = {**profile_values(name, Settings), **data}
     env = _from_env(environ)
     llm = {**data.get("llm", {}), **env.pop("llm", {})}
     ablations = {**data.get("ablations", {}), **env.pop("ablations", {})}

@@ -165,3 +165,11 @@ def test_cli_profile_option(tmp_path, capsys):
     assert settings_from(args).ground_facts is False
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--profile", "nope", "cases"])
+
+
+def test_configuration_doc_is_generated_from_the_settings_model():
+    from ftamem_core.config_docs import DOC, render
+    text = render()
+    assert "| `construction_max_tokens` | 2048 | yes |" in text and "| `answer_max_citations` | 5 |  |" in text
+    assert "| `speaker_check` | true | yes | false |" in text  # the paper profile's value beside the default
+    assert DOC.read_text(encoding="utf-8") == text, "stale: run python -m ftamem_core.config_docs --write"

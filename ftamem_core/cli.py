@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -21,6 +20,7 @@ from .modelfiles import ModelFileError
 from .profiles import PROFILES
 from .models import Origin
 from .store import Store, StoreError
+from .tables import table as _table
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,21 +216,6 @@ _OPTIONAL = {"sklearn": ("scikit-learn", "eval"), "scipy": ("scipy", "eval"), "k
 def _fail(message: str) -> int:
     print(f"ftamem: error: {message.splitlines()[0] if message else 'failed'}", file=sys.stderr)
     return 1
-
-
-def _table(rows: list[dict], columns: list[str]) -> str:
-    if not rows:
-        return "(none)"
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _cell(value: Any, width: int = 100) -> str:
-    text = "" if value is None else " ".join(str(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _open(settings: Settings) -> Store:

@@ -7,7 +7,8 @@ import streamlit as st
 import ui
 from ftamem_core import consent
 from ftamem_core.construction import Builder
-from ftamem_core.editing import describe, human_corrections
+from ftamem_core.editing import human_corrections
+from ftamem_core.errors import describe
 from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.jobs import BuildJob
 from ftamem_core.models import FTAUnit

@@ -79,8 +79,12 @@ without rebuilding it.
 """
 
 # The tables after the top-level one: nested settings models, by their key in the TOML file.
-NESTED = (("llm", "LLM (`[llm]`, and each `[backends.\"NAME\"]`)"), ("index", "Index (`[index]`)"),
-          ("ablations", "Ablations (`[ablations]`)"), ("auth", "Sign-in (`[auth]`)"))
+NESTED = (
+    ("llm", 'LLM (`[llm]`, and each `[backends."NAME"]`)'),
+    ("index", "Index (`[index]`)"),
+    ("ablations", "Ablations (`[ablations]`)"),
+    ("auth", "Sign-in (`[auth]`)"),
+)
 
 
 def _value(value: Any) -> str:
@@ -116,10 +120,17 @@ def _table(model: type[BaseModel], profiles: dict[str, dict[str, Any]]) -> list[
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for name, info in model.model_fields.items():
         default = _default(model, name)
-        shown = [_value(values[name]) if name in values and _value(values[name]) != default else ""
-                 for values in profiles.values()]
-        lines.append("| " + " | ".join([f"`{name}`", default, "yes" if shapes_build(info) else "", *shown,
-                                        _cell(info.description or "")]) + " |")
+        shown = [
+            _value(values[name]) if name in values and _value(values[name]) != default else ""
+            for values in profiles.values()
+        ]
+        lines.append(
+            "| "
+            + " | ".join(
+                [f"`{name}`", default, "yes" if shapes_build(info) else "", *shown, _cell(info.description or "")]
+            )
+            + " |"
+        )
     return lines
 
 

@@ -16,8 +16,16 @@ from .setting import paper_value
 
 # The paper's parameters: BWS with W = 20, tau = 0.35, lambda = 0.8, B = 1, K by dataset, its temperatures.
 PAPER_PARAMETERS: dict[str, Any] = {
-    "segmentation": "bws", "window_size": 20, "min_forward_step": 1, "tau": 0.35, "lam": 0.8, "link_expansion": 1,
-    "top_k": 10, "top_k_locomo": 25, "construction_temperature": 0.7, "answer_temperature": 0.0,
+    "segmentation": "bws",
+    "window_size": 20,
+    "min_forward_step": 1,
+    "tau": 0.35,
+    "lam": 0.8,
+    "link_expansion": 1,
+    "top_k": 10,
+    "top_k_locomo": 25,
+    "construction_temperature": 0.7,
+    "answer_temperature": 0.0,
 }
 
 

@@ -16,8 +16,9 @@ from pydantic.fields import FieldInfo
 _NO_PAPER = object()
 
 
-def setting(default: Any = ..., *, description: str, build: bool = False, paper: Any = _NO_PAPER,
-            **field_args: Any) -> Any:
+def setting(
+    default: Any = ..., *, description: str, build: bool = False, paper: Any = _NO_PAPER, **field_args: Any
+) -> Any:
     """A settings field. ``build``: changing it may change what a build writes (it is recorded
     with the build and keys the evaluation's build cache). ``paper``: the setting goes beyond the
     paper, and this value is the paper's method as written."""

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from ftamem_core import consent  # noqa: E402
 from ftamem_core.bench import markdown_table  # noqa: E402
+from ftamem_core.build_events import SessionDone  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
 from ftamem_core.construction import Builder  # noqa: E402
 from ftamem_core.embeddings import Embedder  # noqa: E402
@@ -94,8 +95,8 @@ def prepare(args, settings, doc) -> Store:
     if args.record or args.replay:
         llm = Replaying(llm, record=args.record, replay=args.replay, stages=args.replay_stages)
     report = Builder(store, llm, Embedder.from_settings(settings), settings,
-                     progress=lambda e: e.kind == "session_done" and print(f"# session {e.session} built", file=sys.stderr,
-                                                                             flush=True)).build(
+                     progress=lambda e: isinstance(e, SessionDone) and print(f"# session {e.session} built",
+                                                                             file=sys.stderr, flush=True)).build(
         doc.case.id, from_scratch=args.rebuild)
     replayed = f"; {llm.replayed} replies replayed" if isinstance(llm, Replaying) else ""
     print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",

@@ -11,21 +11,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from pydantic import ValidationError
 
 from .config import PRESETS, Settings, load_settings
 from .loaders import FORMATS, LoadError
 from .modelfiles import ModelFileError
+from .profiles import PROFILES
 from .models import Origin
 from .store import Store, StoreError
+from .tables import table as _table
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
     p.add_argument("--db", help="SQLite database (default: setting db_path)")
     p.add_argument("--config", help="TOML settings file")
+    p.add_argument("--profile", choices=PROFILES,
+                   help="named settings under the config file: small-model (the defaults, for the embedded 1.5B) "
+                        "or paper (the method as the paper writes it: every repair beyond it off)")
     p.add_argument("--llm", choices=["embedded", "openai", "scripted"],
                    help="LLM backend (scripted: a test double, no language model: every call of a stage gets "
                         "the reply the JSON file given as --model holds for it; for tests and smoke checks)")
@@ -165,6 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from(args: argparse.Namespace) -> Settings:
     return load_settings(
         config_file=args.config,
+        profile=args.profile,
         db_path=args.db,
         llm={"backend": args.llm, "model": args.model, "base_url": args.base_url},
     )
@@ -227,21 +232,6 @@ _OPTIONAL = {"sklearn": ("scikit-learn", "eval"), "scipy": ("scipy", "eval"), "k
 def _fail(message: str) -> int:
     print(f"ftamem: error: {message.splitlines()[0] if message else 'failed'}", file=sys.stderr)
     return 1
-
-
-def _table(rows: list[dict], columns: list[str]) -> str:
-    if not rows:
-        return "(none)"
-    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
-    return "\n".join(line.rstrip() for line in lines)
-
-
-def _cell(value: Any, width: int = 100) -> str:
-    text = "" if value is None else " ".join(str(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _open(settings: Settings) -> Store:

@@ -1,7 +1,8 @@
-"""One settings object with the paper's defaults.
+"""One settings object: the paper's parameters, with the repairs for small models on by default.
 
-Precedence, lowest first: the defaults below, a TOML file (``ftamem.toml`` in the working
-directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
+Precedence, lowest first: the defaults below (the ``small-model`` profile), a named profile
+(``--profile``, ``FTAMEM_PROFILE`` or the file's ``profile`` key; profiles.py), a TOML file
+(``ftamem.toml`` in the working directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
 top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``, ``FTAMEM_ABLATIONS_<NAME>`` for an
 ablation switch), then explicit overrides (command-line options, the app's sidebar). A named
 preset (``ask --preset``, the Ask page) adds its switch to the settings' ablations.
@@ -14,9 +15,11 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
+from .profiles import profile_values
+from .setting import build_values, setting
 from .vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -42,36 +45,37 @@ class LLMConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["embedded", "openai", "scripted"] = "embedded"
-    # For `embedded`: a name from EMBEDDED_MODELS or a path to a GGUF file.
-    # For `openai`: the model name the server knows (e.g. Qwen/Qwen3-8B).
-    model: str = "qwen2.5-1.5b"
-    base_url: str | None = None
-    api_key: str = "EMPTY"
-    # How structured output is asked for over the OpenAI API: vLLM takes
-    # response_format json_schema; llama.cpp's server takes json_object + schema.
-    # `auto` asks the server's /models who owns the model.
-    dialect: Literal["auto", "json_schema", "json_object"] = "auto"
-    # Qwen3 thinks by default; structured stages want the answer only.
-    disable_thinking: bool = True
-    max_retries: int = 2  # extra attempts after invalid or truncated output
-    connect_retries: int = 3  # attempts when the server cannot be reached
-    max_tokens: int = 1024
-    # Seconds: to open a connection (a black-holed server fails in seconds, not minutes), and to
-    # wait for a reply (a CPU server may take minutes to generate).
-    connect_timeout: float = Field(5.0, gt=0)
-    timeout: float = Field(600.0, gt=0)
-    # Seconds: the most one call to a server may take as a whole (its retries, every byte of the
-    # reply): the timeouts above bound each wait, and a server that sends a byte now and then
-    # never meets them.
-    deadline: float = Field(600.0, gt=0, description="seconds one call to a server may take in all, "
-                                                    "retries and the whole reply included")
-    seed: int = 0
-    n_ctx: int = 8192
-    n_threads: int | None = None  # embedded: threads that write (None: every core; prompts are read with every core)
-    prompt_cache_bytes: int = 1 << 30  # embedded: RAM for cached prompt prefixes (0: off)
-    # False for a server typed into the app: its error bodies are not shown (it may be anybody's).
-    trusted: bool = True
+    backend: Literal["embedded", "openai", "scripted"] = setting(
+        "embedded", build=True, description="`embedded` (llama.cpp in this process) or `openai` (an OpenAI-compatible "
+        "server); `scripted` is for tests")
+    model: str = setting("qwen2.5-1.5b", build=True, description="embedded: a name from EMBEDDED_MODELS "
+                         "(`qwen2.5-1.5b`, `qwen2.5-0.5b`) or a GGUF path; openai: the model name the server knows "
+                         "(e.g. Qwen/Qwen3-8B)")
+    # A server is part of a build's identity: two servers may serve different files under one name.
+    base_url: str | None = setting(None, build=True, description="the server, e.g. `http://127.0.0.1:8000/v1`")
+    api_key: str = setting("EMPTY", description="sent to configured servers only, never to one typed into the app")
+    # vLLM takes response_format json_schema; llama.cpp's server takes json_object + schema.
+    dialect: Literal["auto", "json_schema", "json_object"] = setting(
+        "auto", description="how structured output is asked for over the OpenAI API: `json_schema` (vLLM), "
+        "`json_object` (llama.cpp's server) or `auto` (ask the server's `/models` who owns the model)")
+    disable_thinking: bool = setting(True, build=True, description="turn Qwen3's thinking off: structured stages "
+                                     "want the answer only")
+    max_retries: int = setting(2, description="extra attempts after invalid or truncated output")
+    connect_retries: int = setting(3, description="attempts when the server cannot be reached")
+    max_tokens: int = setting(1024, description="tokens a reply may take when a stage sets no limit of its own")
+    # A black-holed server fails in seconds, not minutes; a CPU server may take minutes to generate.
+    connect_timeout: float = setting(5.0, gt=0, description="seconds to open a connection")
+    timeout: float = setting(600.0, gt=0, description="seconds to wait for a reply")
+    # The timeouts above bound each wait; a server that sends a byte now and then never meets them.
+    deadline: float = setting(600.0, gt=0, description="seconds one call to a server may take in all, retries "
+                              "and the whole reply included")
+    seed: int = setting(0, build=True, description="the sampler's seed")
+    n_ctx: int = setting(8192, description="embedded: the context length")
+    n_threads: int | None = setting(None, description="embedded: threads that write (none: every core; prompts "
+                                    "are read with every core)")
+    prompt_cache_bytes: int = setting(1 << 30, description="embedded: RAM for cached prompt prefixes (0: off)")
+    trusted: bool = setting(True, description="false for a server typed into the app: its error bodies are not "
+                            "shown (it may be anybody's)")
 
 
 class AuthConfig(BaseModel):
@@ -79,8 +83,9 @@ class AuthConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    users: dict[str, str] = Field(default_factory=dict)  # name -> hash from `ftamem hash-password`
-    oidc: bool = False  # Streamlit's st.login, the provider in .streamlit/secrets.toml [auth]
+    users: dict[str, str] = setting(default_factory=dict, description="name = hash from `ftamem hash-password`")
+    oidc: bool = setting(False, description="Streamlit's `st.login`, the provider in `.streamlit/secrets.toml` "
+                         "`[auth]`")
 
 
 class Ablations(BaseModel):
@@ -88,15 +93,15 @@ class Ablations(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    no_rewrite: bool = False  # retrieve with the question as asked
-    plain_embedding: bool = False  # lambda = 1: no cue score
-    flat_context: bool = False  # one flat list instead of the structured packet
-    no_auxiliary: bool = False  # no semantic / support-experience memory in the packet
-    no_time_fields: bool = False  # no time anchors in cue score or packet
-    no_affect_fields: bool = False  # no affect anchors in cue score or packet
-    no_links: bool = False  # no linked-neighbour expansion
-    fact_only: bool = False  # units reduced to their fact text
-    question_only: bool = False  # no memory at all
+    no_rewrite: bool = setting(False, description="retrieve with the question as asked")
+    plain_embedding: bool = setting(False, description="lambda = 1: no cue score")
+    flat_context: bool = setting(False, description="one flat list instead of the structured packet")
+    no_auxiliary: bool = setting(False, description="no semantic / support-experience memory in the packet")
+    no_time_fields: bool = setting(False, description="no time anchors in cue score or packet")
+    no_affect_fields: bool = setting(False, description="no affect anchors in cue score or packet")
+    no_links: bool = setting(False, description="no linked-neighbour expansion")
+    fact_only: bool = setting(False, description="units reduced to their fact text")
+    question_only: bool = setting(False, description="no memory at all")
 
 
 # Named retrieval presets: the full method and one per ablation.
@@ -106,145 +111,157 @@ PRESETS = {"full": Ablations(), **{name: Ablations(**{name: True}) for name in A
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    db_path: str = "memory.db"
+    db_path: str = setting("memory.db", description="the SQLite database (`ftamem --db`, `FTAMEM_DB_PATH`)")
     # Boundary-preserving Window Segmentation (Algorithm 1)
-    window_size: int = Field(20, ge=2)  # W
-    min_forward_step: int = Field(1, ge=1)
-    segmentation: Literal["bws", "fixed", "session", "pair"] = "bws"
-    # Beyond the paper: a final BWS fragment shorter than this joins its neighbour (1: as detected).
-    min_fragment_turns: int = Field(6, ge=1)
+    window_size: int = setting(20, ge=2, build=True, description="W: turns in a BWS window (`fixed`: the stride)")
+    min_forward_step: int = setting(1, ge=1, build=True, description="BWS: the least turns a window moves on")
+    segmentation: Literal["bws", "fixed", "session", "pair"] = setting(
+        "bws", build=True, description="`bws` (Algorithm 1), `fixed` (stride W), `session` (one fragment per "
+        "session) or `pair` (W=2)")
+    min_fragment_turns: int = setting(6, ge=1, build=True, paper=1, description="a final BWS fragment shorter than "
+                                      "this joins its neighbour (1: as detected)")
     # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
-    tau: float = 0.35
-    lam: float = Field(0.8, ge=0.0, le=1.0)
-    top_k: int = Field(10, ge=1)  # ES-MemEval and any other case (paper's later analyses)
-    top_k_locomo: int = Field(25, ge=1)  # LoCoMo cases (source_format "locomo")
-    link_expansion: int = Field(1, ge=0)  # B: linked neighbours per retrieved unit
-    # Eq. 9 ranks every unit: a case of at most score_all_below units is scored whole; a larger
-    # one scores the candidate_pool best FAISS hits (the retrieval benchmark reports its recall).
-    score_all_below: int = Field(20_000, ge=0)
-    candidate_pool: int = Field(100, ge=1)  # FAISS hits scored per question in a large case (at least K)
-    auxiliary_limit: int = Field(6, ge=0)  # semantic / support entries in a packet, most relevant first
-    # Beyond the paper: the packet is cut to this many tokens (units one line each first, then
-    # source turns that add words); 0 renders everything retrieved.
-    packet_token_budget: int = Field(1000, ge=0)
-    # Beyond the paper: this many raw turns most similar to the question (cosine >= tau) compete
-    # with the units for the packet, merged by embedding similarity (packet.py); 0: the paper's packet.
-    turn_channel: int = Field(10, ge=0)
-    # Beyond the paper: a unit's similarity mixes its text's cosine with its best evidence turn's
-    # (this weight; retrieval.py); 0: the paper's s_emb.
-    source_similarity: float = Field(0.5, ge=0.0, le=1.0)
-    # Beyond the paper: for s_src, a turn answering the other speaker's question just before it is
-    # also embedded after that question, the better cosine counts (retrieval.reply_texts).
-    source_reply_context: bool = True
-    # A unit still partial at the end of the built case is retrievable, flagged as partial.
-    retrieve_open_partials: bool = True
-    # A unit a counselor archived leaves retrieval and packets (disputed ones always do); on, it
-    # comes back, marked "now archived" in the packet (the Ask page has a switch for one question).
-    retrieve_archived: bool = False
-    answer_max_tokens: int = 512
-    # Beyond the paper (which has no citations): the most unit ids an answer cites.
-    answer_max_citations: int = Field(5, ge=1, le=20)
-    ablations: Ablations = Field(default_factory=Ablations)
-    index: IndexConfig = Field(default_factory=IndexConfig)
+    tau: float = setting(0.35, description="tau: the least R a unit needs to be kept")
+    lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s + (1 - lambda) * c")
+    top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
+    top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
+    link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
+    # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
+    score_all_below: int = setting(20_000, ge=0, paper=1_000_000_000, description="a case of fewer units is "
+                                   "scored whole; a larger one scores its `candidate_pool` best FAISS hits")
+    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case "
+                                  "(at least K)")
+    auxiliary_limit: int = setting(6, ge=0, description="semantic / support-experience notes in a packet, "
+                                   "most relevant first")
+    packet_token_budget: int = setting(1000, ge=0, paper=0, description="the packet is cut to this many tokens "
+                                       "(units one line each first, then source turns that add words); 0: "
+                                       "everything retrieved")
+    turn_channel: int = setting(10, ge=0, paper=0, description="raw turns most similar to the question "
+                                "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)")
+    source_similarity: float = setting(0.5, ge=0.0, le=1.0, paper=0.0, description="weight of a unit's best "
+                                       "evidence turn's cosine in its similarity (0: the paper's s_emb)")
+    source_reply_context: bool = setting(True, paper=False, description="for s_src, a turn answering the other "
+                                         "speaker's question just before it is also embedded after that question")
+    retrieve_open_partials: bool = setting(True, description="a unit still partial at the end of the built case "
+                                           "is retrievable, flagged as partial")
+    retrieve_archived: bool = setting(False, description="units a counselor archived come back, marked \"now "
+                                      "archived\" (disputed ones never do)")
+    answer_max_tokens: int = setting(512, description="tokens an answer may take")
+    # The paper has no citations; it has no value that turns them off.
+    answer_max_citations: int = setting(5, ge=1, le=20, description="the most unit ids an answer cites")
+    ablations: Ablations = setting(default_factory=Ablations, description="the paper's ablation switches "
+                                   "(`[ablations]`); all off is the full method")
+    index: IndexConfig = setting(default_factory=IndexConfig, description="which FAISS index a case gets "
+                                 "(`[index]`)")
     # Linking: candidate neighbours by embedding similarity before the classifier call
-    link_candidates: int = Field(5, ge=0)
-    link_threshold: float = 0.5
+    link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
+    link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
     # Temperatures (paper: construction 0.7, answers 0)
-    construction_temperature: float = 0.7
-    answer_temperature: float = 0.0
-    construction_max_tokens: int = 2048
-    # The longest fact (characters) the extraction schema lets the model write; the bound stops a
-    # looping model. 800 let conv-44's long facts through but cost recall and tokens (docs/decisions.md).
-    fact_max_chars: int = Field(STATEMENT_CHARS, ge=40)
-    # A fragment with at least this many words must yield a unit (0: the model may return none).
-    min_unit_words: int = Field(25, ge=0)
-    # Beyond the paper: such a fragment yields at least one unit per turns_per_unit of the person's
-    # turns of coverage_min_words or more (0: at least one in all).
-    turns_per_unit: int = Field(3, ge=0)
-    # Coverage pass (not in the paper, off by default): one more call per fragment asks for a unit
-    # for each of the person's turns with at least coverage_min_words words that no unit covers.
-    coverage_pass: bool = False
-    coverage_min_words: int = Field(6, ge=1)
-    # Checks beyond the paper (grounding.py), each on by default and off with its switch:
-    # a fact whose subject is the other speaker of the turn it carries gets the speaker's name;
-    speaker_check: bool = True
-    # units of one fragment with overlapping evidence and facts this similar are merged;
-    merge_duplicates: bool = True
-    duplicate_cosine: float = Field(0.92, gt=0.0, le=1.0)
-    # a model-written fact with less than fact_support of its word stems in its evidence is dropped;
-    ground_facts: bool = True
-    fact_support: float = Field(0.5, ge=0.0, le=1.0)
-    # a fact over more than long_span_turns turns needs long_span_support: the more turns, the more
-    # of a made-up fact's words they hold by chance ("Audrey and her dogs walked with Andrew on the
-    # trail", 12 turns of hikes and dogs, 0.67) (0: one threshold for all);
-    long_span_turns: int = Field(4, ge=0)
-    long_span_support: float = Field(0.75, ge=0.0, le=1.0)
-    # between peers (no assistant in the session), a model-written fact is dropped when less than
-    # told_share of the stems its evidence supports come from what the speakers tell, not from what
-    # they say to each other ("I'm impressed with your enthusiasm" made "Maria is enthusiastic")
-    # (0: off);
-    told_share: float = Field(0.5, ge=0.0, le=1.0)
-    # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
-    ground_anchors: bool = True
-    # (candidate, off) the extraction reply also gives, for each of the person's substantive turns,
-    # the feeling it states or clearly shows and what its speaker intends; a unit whose own anchor
-    # is unknown (a copy of a turn always is) takes those of its speaker's turns (issue 39);
-    turn_anchors: bool = False
-    # (candidate, off) the linking prompt adds that looking alike is no relation, followup_of and
-    # updates need the new unit to report on the older one's event, and an unrelated pair's example
-    # (the 1.5B made 17 of 19 links followup_of, high, most between unrelated units; issue 39);
-    strict_links: bool = False
-    # a longitudinal note keeps only the clauses with fact_support of their word stems in the own
-    # turns of the speaker they name (in the cited units' evidence); none left: the note goes;
-    ground_notes: bool = True
-    # (off) a model-written unit's evidence span is cut to the turns that carry its fact (and a
-    # question just before them): measured on LoCoMo conv-26 it lowered pointer recall;
-    trim_spans: bool = False
-    # a new, final model-written fact of several sentences that carry different turns becomes one
-    # unit per sentence group, each checked alone, with the unit's span (cut with trim_spans);
-    split_facts: bool = True
-    # a substantive turn (coverage_min_words or more) no unit covers gets a unit of its own words;
-    verbatim_fallback: bool = True
-    # so does one inside a unit's span whose words the unit's fact does not carry;
-    verbatim_within_spans: bool = True
-    # in that test a photo's caption ("[shares a photo of ...]") counts as the turn's words (off:
-    # a unit that describes the photo carried what the person said with it, which was in no unit);
-    caption_carries_turn: bool = False
-    # such a unit of at most this many words that points back ("Glad to be part of it.") quotes
-    # the turn it answers in its summary and takes it into its span (0: off);
-    verbatim_reply_words: int = Field(12, ge=0)
-    # one linking call per fragment for all its new units (the paper: one per unit).
-    link_per_fragment: bool = True
-    # a linked older unit's lifecycle changes only when the relation reports on it (updates,
-    # followup_of, contradicts); the paper takes the suggestion of every judged pair.
-    lifecycle_by_relation: bool = True
+    construction_temperature: float = setting(0.7, build=True, description="sampling temperature of every "
+                                              "construction call")
+    answer_temperature: float = setting(0.0, description="sampling temperature of rewrite and answer calls")
+    construction_max_tokens: int = setting(2048, build=True, description="tokens a construction reply may take "
+                                           "(a longer one is truncated and retried)")
+    # A bound stops a looping model; 800 let conv-44's long facts through but cost recall and
+    # tokens (docs/decisions.md). The paper has no bound, so no value returns to it.
+    fact_max_chars: int = setting(STATEMENT_CHARS, ge=40, build=True, description="the longest fact (characters) "
+                                  "the extraction and coverage schemas let the model write")
+    min_unit_words: int = setting(25, ge=0, build=True, paper=0, description="a fragment with at least this many "
+                                  "words must yield a unit (0: the model may return none)")
+    turns_per_unit: int = setting(3, ge=0, build=True, paper=0, description="such a fragment yields at least one "
+                                  "unit per this many of the person's turns of `coverage_min_words` or more "
+                                  "(0: at least one in all)")
+    coverage_pass: bool = setting(False, build=True, paper=False, description="one more call per fragment asks for "
+                                  "a unit for each of the person's substantive turns that no unit covers")
+    coverage_min_words: int = setting(6, ge=1, build=True, description="words that make a turn substantive "
+                                      "(coverage pass, verbatim fallback, `turns_per_unit`)")
+    # Checks beyond the paper (grounding.py), each on by default and off with its switch.
+    speaker_check: bool = setting(True, build=True, paper=False, description="a fact whose subject is the other "
+                                  "speaker of the turn it carries gets the speaker's name; one no naming settles "
+                                  "is dropped")
+    merge_duplicates: bool = setting(True, build=True, paper=False, description="units of one fragment with "
+                                     "overlapping evidence and facts at least `duplicate_cosine` alike are merged")
+    duplicate_cosine: float = setting(0.92, gt=0.0, le=1.0, build=True, description="how alike two facts are to "
+                                      "be merged")
+    ground_facts: bool = setting(True, build=True, paper=False, description="a model-written fact with less than "
+                                 "`fact_support` of its word stems in its evidence is dropped")
+    fact_support: float = setting(0.5, ge=0.0, le=1.0, build=True, description="the share of a fact's word stems "
+                                  "its evidence must hold (also for longitudinal notes' clauses)")
+    # The more turns, the more of a made-up fact's words they hold by chance ("Audrey and her dogs
+    # walked with Andrew on the trail", 12 turns of hikes and dogs, 0.67).
+    long_span_turns: int = setting(4, ge=0, build=True, paper=0, description="a fact over more turns than this "
+                                   "needs `long_span_support` (0: one threshold for all)")
+    long_span_support: float = setting(0.75, ge=0.0, le=1.0, build=True, description="the share a long-span fact "
+                                       "needs")
+    # "I'm impressed with your enthusiasm" made "Maria is enthusiastic".
+    told_share: float = setting(0.5, ge=0.0, le=1.0, build=True, paper=0.0, description="between peers (no "
+                                "assistant), a model-written fact is dropped when less than this share of its "
+                                "supported stems come from what the speakers tell, not from what they say to each "
+                                "other (0: off)")
+    ground_anchors: bool = setting(True, build=True, paper=False, description="feeling, intention, relations and "
+                                   "summary sharing no content word with the evidence become unknown")
+    turn_anchors: bool = setting(False, build=True, paper=False, description="(candidate, issue 39) the "
+                                 "extraction reply also gives each of the person's substantive turns the feeling it "
+                                 "states or clearly shows and what its speaker intends; a unit whose own anchor is "
+                                 "unknown (a copy of a turn always is) takes those of its speaker's turns")
+    strict_links: bool = setting(False, build=True, paper=False, description="(candidate, issue 39) the linking "
+                                 "prompt adds that looking alike is no relation, that followup_of and updates need "
+                                 "the new unit to report on the older one's event, and an unrelated pair's example")
+    ground_notes: bool = setting(True, build=True, paper=False, description="a longitudinal note keeps only the "
+                                 "clauses with `fact_support` of their stems in the own turns of the speaker they "
+                                 "name; none left: the note goes")
+    # Off: measured on LoCoMo conv-26 it lowered pointer recall.
+    trim_spans: bool = setting(False, build=True, paper=False, description="a model-written unit's evidence span is "
+                               "cut to the turns that carry its fact (and a question just before them)")
+    split_facts: bool = setting(True, build=True, paper=False, description="a new, final model-written fact of "
+                                "several sentences that carry different turns becomes one unit per sentence group, "
+                                "each checked alone")
+    verbatim_fallback: bool = setting(True, build=True, paper=False, description="a substantive turn no unit covers "
+                                      "gets a unit of its own words")
+    verbatim_within_spans: bool = setting(True, build=True, paper=False, description="so does one inside a unit's "
+                                          "span whose words the unit's fact does not carry")
+    # Off: a unit that describes the photo carried what the person said with it, which was in no unit.
+    caption_carries_turn: bool = setting(False, build=True, paper=False, description="in that test a photo's "
+                                         "caption (\"[shares a photo of ...]\") counts as the turn's words")
+    verbatim_reply_words: int = setting(12, ge=0, build=True, paper=0, description="a verbatim unit of at most this "
+                                        "many words that points back (\"Glad to be part of it.\") quotes the turn "
+                                        "it answers in its summary and takes it into its span (0: off)")
+    link_per_fragment: bool = setting(True, build=True, paper=False, description="one linking call per fragment for "
+                                      "all its new units (the paper: one per unit)")
+    lifecycle_by_relation: bool = setting(True, build=True, paper=False, description="a linked older unit's "
+                                          "lifecycle changes only when the relation reports on it (updates, "
+                                          "followup_of, contradicts); the paper takes every judged pair's suggestion")
     # Loaders
-    max_turn_chars: int = Field(100_000, ge=1)
-    # The largest file (MB) `ftamem ingest` and `ftamem import` read and the app accepts (and the
-    # paste box, in text); a larger one is refused before it is read whole.
-    max_upload_mb: int = Field(50, ge=1)
-    # The turns of one prompt take at most this many characters (about a quarter as many tokens);
-    # longer ones are cut in the prompt only, and the build log says which (0: never cut).
-    prompt_turn_chars: int = Field(16_000, ge=0)
-    # Privacy: a case with no retention of its own is erased this many days after it was
-    # ingested (None: kept until erased by hand); checked when the app or a command starts.
-    retention_days: int | None = Field(None, ge=1, le=MAX_RETENTION_DAYS)
+    max_turn_chars: int = setting(100_000, ge=1, description="a longer turn is an input error")
+    max_upload_mb: int = setting(50, ge=1, description="the largest file (or pasted text) the app accepts")
+    prompt_turn_chars: int = setting(16_000, ge=0, build=True, description="the turns of one prompt take at most "
+                                     "this many characters, longer ones cut in the prompt only and named in the "
+                                     "build log (0: never cut)")
+    retention_days: int | None = setting(None, ge=1, le=MAX_RETENTION_DAYS, description="a case with no retention "
+                                         "of its own is erased this many days after it was ingested (none: kept "
+                                         "until erased by hand); checked when the app or a command starts")
     # Models
-    model_dir: str = Field(default_factory=default_model_dir)
-    embedding_model: str | None = None  # None: the packaged all-MiniLM-L6-v2
-    embedding_batch_size: int = 64
-    llm: LLMConfig = Field(default_factory=LLMConfig)
-    # Backends the app's sidebar offers by name, beside `llm` (e.g. [backends."GPU server"]).
-    backends: dict[str, LLMConfig] = Field(default_factory=dict)
-    # Whether the sidebar lets a user type a server URL (off: only configured backends; a typed
-    # URL never receives a configured API key, and its error bodies are not shown).
-    allow_custom_backend: bool = False
-    # Evaluation runs: `ftamem eval` writes here when given no --out; the Evaluate page lists them.
-    eval_dir: str = "eval-runs"
-    # Questions answered (and cases built) at once by `ftamem eval` against an OpenAI-compatible
-    # server, so that one vLLM server, or several behind one URL, is kept busy (embedded: always 1).
-    eval_workers: int = Field(4, ge=1)
-    auth: AuthConfig = Field(default_factory=AuthConfig)
+    model_dir: str = setting(default_factory=default_model_dir, description="where the GGUF files and saved "
+                             "prompt states live (a checkout's `.cache/models`, else `~/.cache/ftamem/models`)")
+    embedding_model: str | None = setting(None, build=True, description="the sentence embedder (none: the "
+                                          "packaged all-MiniLM-L6-v2)")
+    embedding_batch_size: int = setting(64, description="texts embedded at once")
+    llm: LLMConfig = setting(default_factory=LLMConfig, description="the language model for every stage (`[llm]`)")
+    backends: dict[str, LLMConfig] = setting(default_factory=dict, description="backends the app's sidebar offers "
+                                             "by name beside `llm` (e.g. `[backends.\"GPU server\"]`)")
+    allow_custom_backend: bool = setting(False, description="the sidebar lets a user type a server URL (off: only "
+                                         "configured backends; a typed URL never receives a configured API key, "
+                                         "and its error bodies are not shown)")
+    eval_dir: str = setting("eval-runs", description="where `ftamem eval` writes runs when given no --out; the "
+                            "Evaluate page lists them")
+    # So that one vLLM server, or several behind one URL, is kept busy.
+    eval_workers: int = setting(4, ge=1, description="questions answered (and cases built) at once by `ftamem "
+                                "eval` against an OpenAI-compatible server (embedded: always 1)")
+    auth: AuthConfig = setting(default_factory=AuthConfig, description="sign-in (`[auth]`)")
+
+    def build_settings(self) -> dict[str, Any]:
+        """The settings that shape a build (their ``build`` flag), as a build records them."""
+        return build_values(self)
 
     def k_for(self, source_format: str) -> tuple[int, str]:
         """The paper's K for a case's dataset, and why."""
@@ -299,9 +316,12 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
 def load_settings(
     config_file: str | os.PathLike | None = None,
     environ: dict[str, str] | None = None,
+    profile: str | None = None,
     **overrides: Any,
 ) -> Settings:
-    """Defaults, then the TOML file, then the environment, then ``overrides``."""
+    """Defaults, then a named profile, then the TOML file, then the environment, then
+    ``overrides``. The profile is ``profile``, else ``FTAMEM_PROFILE``, else the file's ``profile``
+    key (profiles.py)."""
     environ = dict(os.environ if environ is None else environ)
     data: dict[str, Any] = {}
     path = config_file or environ.get("FTAMEM_CONFIG")
@@ -310,6 +330,10 @@ def load_settings(
     if path is not None:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
+    name = profile or environ.get("FTAMEM_PROFILE") or data.pop("profile", None)
+    data.pop("profile", None)
+    if name:
+        data = {**profile_values(name, Settings), **data}
     env = _from_env(environ)
     llm = {**data.get("llm", {}), **env.pop("llm", {})}
     ablations = {**data.get("ablations", {}), **env.pop("ablations", {})}

@@ -17,8 +17,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
+from . import build_events as ev
 from . import consent
 from .config import Settings
 from .embeddings import Embedder
@@ -46,15 +47,6 @@ from .store import Store, StoreError
 from .text import english
 
 
-# The settings that shape a build, kept with its record.
-BUILD_SETTINGS = {
-    "min_forward_step", "min_fragment_turns", "construction_temperature", "link_candidates", "link_threshold",
-    "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
-    "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
-    "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "caption_carries_turn", "verbatim_reply_words",
-    "split_facts", "fact_max_chars", "turn_anchors", "strict_links",
-}
-
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
 # are unchanged, since a fix to the verbatim fallback or a prompt changes what a build produces.
 _BUILD_SOURCES = ("construction", "segmentation", "extraction", "linking", "longitudinal", "grounding", "temporal",
@@ -81,17 +73,6 @@ class BuildStopped(Exception):
 
 
 @dataclass
-class Event:
-    """A progress event for the app and the command line."""
-
-    kind: str  # build_started, language, session_started, session_skipped, window, cut, coverage, verbatim, duplicate, ungrounded, split,
-    #            unit_finalised, fusion, link_added, session_done, build_done
-    session: int | None = None  # the session's index in the case
-    data: dict[str, Any] = field(default_factory=dict)
-    at: float = field(default_factory=time.time)  # when it happened (elapsed time per session)
-
-
-@dataclass
 class BuildReport:
     build_id: int
     status: str
@@ -108,7 +89,7 @@ class BuildReport:
 
 class Builder:
     def __init__(self, store: Store, llm: LLM, embedder: Embedder, settings: Settings,
-                 progress: Callable[[Event], None] | None = None, stop: threading.Event | None = None):
+                 progress: Callable[[ev.BuildEvent], None] | None = None, stop: threading.Event | None = None):
         self.store, self.llm, self.embedder, self.settings = store, llm, embedder, settings
         self._chosen = settings  # before a case's language switches repairs off
         self.progress = progress or (lambda event: None)
@@ -136,7 +117,7 @@ class Builder:
         # The running build is the case's lock: taken before anything is cleared or written.
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
-            settings={"window": window, **self.settings.model_dump(include=BUILD_SETTINGS)}))
+            settings={**self.settings.build_settings(), "window_size": window, "segmentation": segmentation}))
         try:
             if from_scratch:
                 with self.store.transaction():
@@ -150,15 +131,15 @@ class Builder:
         done = self.store.done_sessions(case_id)
         report = BuildReport(build.id, "running", notes=notes)
         started = time.perf_counter()
-        self.progress(Event("build_started", data={"build_id": build.id, "segmentation": segmentation,
-                                                    "sessions": len(self.store.sessions(case_id))}))
+        self.progress(ev.BuildStarted(build_id=build.id, segmentation=segmentation,
+                                      sessions=len(self.store.sessions(case_id))))
         current: Session | None = None
         try:
             with call_context(case_id=case_id, build_id=build.id, cancel=lambda: self._stop_reason() is not None):
                 for session in self.store.sessions(case_id):
                     if session.id in done:
                         report.sessions_skipped += 1
-                        self.progress(Event("session_skipped", session.idx))
+                        self.progress(ev.SessionSkipped(session=session.idx))
                         continue
                     current = session
                     self.store.clear_session_memory(case_id, session.id)  # leftovers of a killed build
@@ -179,8 +160,8 @@ class Builder:
             report.status = "done"
         report.seconds = time.perf_counter() - started
         self.store.finish_build(build.id, report.status, report.error)
-        self.progress(Event("build_done", data={"status": report.status, "units": report.units,
-                                                 "links": report.links, "seconds": round(report.seconds, 1)}))
+        self.progress(ev.BuildDone(status=report.status, units=report.units, links=report.links,
+                                   seconds=round(report.seconds, 1)))
         return report
 
     def _for_language(self, case_id: str) -> list[str]:
@@ -195,7 +176,7 @@ class Builder:
         self.settings = self.settings.with_overrides(**english.REPAIRS_OFF)
         note = ("the turns are not English: the repairs that read English words are off for this build "
                 f"({', '.join(sorted(on))})")
-        self.progress(Event("language", data={"english": False, "off": sorted(on), "note": note}))
+        self.progress(ev.LanguageNote(english=False, off=sorted(on), note=note))
         return [note]
 
     def _check_segmentation(self, case_id: str, segmentation: str) -> None:
@@ -215,8 +196,8 @@ class Builder:
     def _session(self, case_id: str, session: Session, segmentation: str, window: int, build_id: int,
                  report: BuildReport) -> None:
         turns = self.store.turns(case_id, session_id=session.id)
-        self.progress(Event("session_started", session.idx, {"turns": len(turns), "first": turns[0].idx,
-                                                              "last": turns[-1].idx, "time": session.time}))
+        self.progress(ev.SessionStarted(session=session.idx, turns=len(turns), first=turns[0].idx,
+                                        last=turns[-1].idx, time=session.time))
         detect = None
         if segmentation in ("bws", "fixed"):
             detect = lambda window_turns: self._detect(window_turns, session)  # noqa: E731
@@ -229,8 +210,8 @@ class Builder:
         self._peers = not any(t.role == "assistant" for t in turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
             self._check_stop()
-            self.progress(Event("window", session.idx, {"start": win.start, "end": win.end, "spans": win.spans,
-                                                         "final": win.final, "provisional": win.provisional}))
+            self.progress(ev.WindowSegmented(session=session.idx, start=win.start, end=win.end, spans=win.spans,
+                                             final=win.final, provisional=win.provisional))
             if segmentation == "bws":
                 win.final = merge_short(win.final, self.settings.min_fragment_turns)
             self.store.add_segments(case_id, to_segments(win, case_id, session.id, segmentation))
@@ -243,7 +224,7 @@ class Builder:
             self.store.add_units(case_id, still_open, self.embedder.encode([retrieval_text(u) for u in still_open]))
             report.partial_units += len(still_open)
         self._longitudinal(case_id, session, turns, build_id, segmentation)
-        self.progress(Event("session_done", session.idx, {"units": report.units, "links": report.links}))
+        self.progress(ev.SessionDone(session=session.idx, units=report.units, links=report.links))
 
     def _stop_reason(self) -> str | None:
         if self.stop.is_set():
@@ -263,7 +244,7 @@ class Builder:
         cut = [i for i in cut_turns(turns, limit) if i not in self._cut_reported]
         if cut:
             self._cut_reported.update(cut)
-            self.progress(Event("cut", session.idx if session else None, {"turns": cut, "limit": limit}))
+            self.progress(ev.TurnsCut(session=session.idx if session else None, turns=cut, limit=limit))
         return render_turns(turns, limit)
 
     def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
@@ -301,8 +282,7 @@ class Builder:
             report.fusions += 1
             if partial.id is not None:  # carried from an earlier session: replaced when this one is done
                 self._superseded.append(partial.id)
-            self.progress(Event("fusion", None, {"carried": partial.fact.text, "candidate": candidate.fact.text,
-                                                 "fused": fused.fact.text}))
+            self.progress(ev.Fused(carried=partial.fact.text, candidate=candidate.fact.text, fused=fused.fact.text))
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
         here = lambda u: u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
             update={"session_id": fragment.session_id})})
@@ -317,7 +297,7 @@ class Builder:
             finalised, extra = ([with_turn_anchors(u, anchors, fragment.turns) for u in group]
                                 for group in (finalised, extra))
         if extra:
-            self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
+            self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # a reply's own turn
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried
@@ -329,7 +309,7 @@ class Builder:
             return [unit]
         pieces = split_fact(unit, fragment.turns, self._speakers, trim=self.settings.trim_spans)
         if len(pieces) > 1:
-            self.progress(Event("split", None, {"fact": unit.fact.text, "into": [p.fact.text for p in pieces]}))
+            self.progress(ev.FactSplit(fact=unit.fact.text, into=[p.fact.text for p in pieces]))
         return pieces
 
     def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
@@ -339,18 +319,18 @@ class Builder:
             sources = [t.text for t in span] + ([completes.fact.text] if completes else [])
             share = support(unit.fact.text, sources, self._speakers)
             if share < self._support_needed(len(span)):
-                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "support": round(share, 2)}))
+                self.progress(ev.Unsupported(fact=unit.fact.text, support=round(share, 2)))
                 return None
         if self.settings.told_share and self._peers:
             # the prompt asks for no unit of compliments or encouragement; the 1.5B writes them
             share = told_share(unit.fact.text, span_turns(unit, fragment.turns), self._speakers)
             if share < self.settings.told_share:
-                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "told": round(share, 2)}))
+                self.progress(ev.ToldToEachOther(fact=unit.fact.text, told=round(share, 2)))
                 return None
         if self.settings.speaker_check:
             settled = settled_speaker(unit, fragment.turns, self._speakers)
             if settled is None:
-                self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "speaker": "unresolved"}))
+                self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
                 return None
             unit = settled
         if self.settings.trim_spans:
@@ -371,7 +351,7 @@ class Builder:
         missing = uncovered(fragment, written, self.settings.coverage_min_words)
         if not missing:
             return []
-        self.progress(Event("coverage", None, {"turns": [t.idx for t in missing]}))
+        self.progress(ev.CoveragePass(turns=[t.idx for t in missing]))
         messages = load_prompt("coverage").messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
@@ -390,7 +370,7 @@ class Builder:
         if self.settings.merge_duplicates:
             units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
             for kept, dropped in merged:
-                self.progress(Event("duplicate", None, {"kept": kept.fact.text, "dropped": dropped.fact.text}))
+                self.progress(ev.DuplicateMerged(kept=kept.fact.text, dropped=dropped.fact.text))
         if self.settings.speaker_check and turns:
             # again: merging and fusion widen spans (also into earlier fragments), and a wider span
             # can hold the other speaker's words (conv-26, seed 1); a unit the check left is settled
@@ -401,7 +381,7 @@ class Builder:
         stored = [u.model_copy(update={"id": uid}) for u, uid in zip(everything, ids)]
         for unit in stored:
             report.units += 1
-            self.progress(Event("unit_finalised", None, {"unit": unit.model_dump()}))
+            self.progress(ev.UnitFinalised(unit=unit))
         stored, vectors = stored[: len(units)], vectors[: len(units)]
         if not stored:
             return
@@ -421,7 +401,7 @@ class Builder:
             if settled is not None:
                 kept.append(settled)
                 continue
-            self.progress(Event("ungrounded", None, {"fact": unit.fact.text, "speaker": "unresolved"}))
+            self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
             if self.settings.verbatim_fallback:
                 span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
                 have = {u.evidence.end for u in verbatim}
@@ -449,8 +429,7 @@ class Builder:
                                        max_tokens=self.settings.construction_max_tokens)
         for outcome in apply_updates(self.store, new, pairs, reply, self.settings.lifecycle_by_relation):
             report.links += 1
-            self.progress(Event("link_added", None, {"link": outcome.link.model_dump(),
-                                                     "neighbour_status": outcome.neighbour.lifecycle_status}))
+            self.progress(ev.LinkAdded(link=outcome.link, neighbour_status=outcome.neighbour.lifecycle_status))
 
     def _longitudinal(self, case_id: str, session: Session, turns: list[Turn], build_id: int,
                       segmentation: str) -> None:

@@ -134,15 +134,6 @@ def human_corrections(store: Store, case_id: str) -> list[dict]:
                        (case_id, last, *HUMAN_ACTIONS))
 
 
-def describe(change: dict) -> str:
-    """One line for a correction, as a person would list it."""
-    what = {"edit": f"{change['field']} edited", "delete": "deleted", "add": "added",
-            "delete_memory": "memory deleted"}.get(change["action"], change["action"])
-    name = f"m{change['object_id']}" if change["object"] == "unit" else f"{change['object']} {change['object_id']}"
-    return f"{name} {what} by {change['who'] or 'someone'} ({change['at'][:10]})" + (
-        f": {change['reason']}" if change["reason"] else "")
-
-
 def record_discarded(store: Store, case_id: str, who: str, count: int) -> None:
     """A rebuild from scratch discarded ``count`` corrections on purpose: later rebuilds start from here."""
     _record(store, case_id, "case", 0, "rebuild_discarded", who, f"{count} correction(s) discarded by a rebuild")

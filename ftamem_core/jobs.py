@@ -7,7 +7,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .construction import Builder, BuildReport, Event
+from .build_events import BuildEvent
+from .construction import Builder, BuildReport
 
 
 @dataclass
@@ -18,7 +19,7 @@ class BuildJob:
     window: int | None = None
     from_scratch: bool = False
     discard_corrections: str | None = None  # who decided a rebuild from scratch may discard corrections
-    events: list[Event] = field(default_factory=list)
+    events: list[BuildEvent] = field(default_factory=list)
     report: BuildReport | None = None
     error: str = ""
     started: float = field(default_factory=time.time)

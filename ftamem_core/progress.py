@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .construction import Event
+from . import build_events as ev
 from .store import Store
 
 
@@ -20,27 +20,27 @@ class ProgressBar:
         self.units = self.links = 0
         self.build_id: int | None = None
 
-    def __call__(self, event: Event) -> None:
-        if event.kind == "build_started":
-            self.build_id = event.data["build_id"]
-        elif event.kind == "session_skipped":
+    def __call__(self, event: ev.BuildEvent) -> None:
+        if isinstance(event, ev.BuildStarted):
+            self.build_id = event.build_id
+        elif isinstance(event, ev.SessionSkipped):
             self.bar.update(self.turns_by_session.get(event.session, 0))
-        elif event.kind == "session_started":
-            self.done_to = event.data["first"] - 1
+        elif isinstance(event, ev.SessionStarted):
+            self.done_to = event.first - 1
             self.bar.set_description(f"session {event.session + 1}/{len(self.turns_by_session)}")
-        elif event.kind == "window" and event.data["final"]:
-            last = event.data["final"][-1][1]
+        elif isinstance(event, ev.WindowSegmented) and event.final:
+            last = event.final[-1][1]
             self.bar.update(max(0, last - self.done_to))
             self.done_to = max(self.done_to, last)
-        elif event.kind == "unit_finalised":
+        elif isinstance(event, ev.UnitFinalised):
             self.units += 1
-        elif event.kind == "link_added":
+        elif isinstance(event, ev.LinkAdded):
             self.links += 1
-        elif event.kind == "language":
-            self.bar.write(f"note: {event.data['note']}")
-        elif event.kind == "cut":  # the build log says what the model did not see whole
-            self.bar.write(f"turns {', '.join(map(str, event.data['turns']))} cut to fit the prompt "
-                           f"(prompt_turn_chars {event.data['limit']:,}); stored whole")
+        elif isinstance(event, ev.LanguageNote):
+            self.bar.write(f"note: {event.note}")
+        elif isinstance(event, ev.TurnsCut):  # the build log says what the model did not see whole
+            self.bar.write(f"turns {', '.join(map(str, event.turns))} cut to fit the prompt "
+                           f"(prompt_turn_chars {event.limit:,}); stored whole")
         calls, tokens = self.store.build_usage(self.build_id) if self.build_id else (0, 0)
         self.bar.set_postfix_str(f"units {self.units} links {self.links} calls {calls} tokens {tokens}")
 

@@ -17,6 +17,8 @@ import faiss
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from .setting import setting
+
 DIM = 384  # all-MiniLM-L6-v2
 
 
@@ -28,13 +30,14 @@ class IndexConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["auto", "flat", "hnsw", "ivf"] = "auto"
-    hnsw_from: int = 20_000
-    ivf_from: int = 400_000
-    hnsw_m: int = 32
-    ef_construction: int = 80
-    ef_search: int = 96
-    nprobe: int = 24
+    kind: Literal["auto", "flat", "hnsw", "ivf"] = setting("auto", description="`auto`, `flat`, `hnsw` or `ivf`; "
+                                                           "`auto` picks by case size")
+    hnsw_from: int = setting(20_000, description="units from which `auto` uses HNSW")
+    ivf_from: int = setting(400_000, description="units from which `auto` uses IVF with 8-bit scalar quantisation")
+    hnsw_m: int = setting(32, description="HNSW: neighbours per node (M)")
+    ef_construction: int = setting(80, description="HNSW: candidates kept while the index is built")
+    ef_search: int = setting(96, description="HNSW: candidates kept while searching")
+    nprobe: int = setting(24, description="IVF: lists searched")
 
     def choose(self, n: int) -> str:
         if self.kind != "auto":

@@ -5,9 +5,11 @@ import time
 import streamlit as st
 
 import ui
+from ftamem_core import build_events as ev
 from ftamem_core import consent
 from ftamem_core.construction import Builder
-from ftamem_core.editing import describe, human_corrections
+from ftamem_core.editing import human_corrections
+from ftamem_core.errors import describe
 from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.jobs import BuildJob
 from ftamem_core.models import FTAUnit
@@ -96,8 +98,7 @@ controls()
 ui.show_flash()
 
 
-def unit_card(unit: dict) -> None:
-    u = FTAUnit.model_validate(unit)
+def unit_card(u: FTAUnit) -> None:
     with st.container(border=True):
         st.markdown(f"**m{u.id}** · " + ui.plain(f"{u.fact.content_type} · turns {u.evidence.start}–{u.evidence.end}"))
         st.text(u.fact.text)
@@ -117,40 +118,39 @@ def live() -> None:
     covered = 0
     session_turns = {}
     for e in events:
-        if e.kind == "session_started":
-            session_turns[e.session] = e.data["turns"]
-        if e.kind in ("session_done", "session_skipped"):
+        if isinstance(e, ev.SessionStarted):
+            session_turns[e.session] = e.turns
+        if isinstance(e, (ev.SessionDone, ev.SessionSkipped)):
             covered += session_turns.get(e.session, 0) or 0
-    last_window = next((e for e in reversed(events) if e.kind == "window"), None)
+    last_window = next((e for e in reversed(events) if isinstance(e, ev.WindowSegmented)), None)
     progress = covered / total if total else 0.0
     if last_window and job.running:
-        first = next((e.data["first"] for e in reversed(events) if e.kind == "session_started"), 0)
-        progress = (covered + max(0, (last_window.data["final"][-1][1] + 1 - first) if last_window.data["final"] else 0)) / total
+        first = next((e.first for e in reversed(events) if isinstance(e, ev.SessionStarted)), 0)
+        progress = (covered + max(0, (last_window.final[-1][1] + 1 - first) if last_window.final else 0)) / total
     elapsed = (job.finished or time.time()) - job.started
-    build_id = next((e.data["build_id"] for e in events if e.kind == "build_started"), None)
+    build_id = next((e.build_id for e in events if isinstance(e, ev.BuildStarted)), None)
     calls, tokens = store.build_usage(build_id) if build_id else (0, 0)
     st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
                 f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(ui.plain(job.error))
-    began = {e.session: e.at for e in events if e.kind == "session_started"}
-    ended = {e.session: e.at for e in events if e.kind == "session_done"}
+    began = {e.session: e.at for e in events if isinstance(e, ev.SessionStarted)}
+    ended = {e.session: e.at for e in events if isinstance(e, ev.SessionDone)}
     if began:
         st.dataframe([{"session": i, "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
                        "state": "done" if i in ended else "building" if job.running else "stopped",
                        "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else None}
                       for i, t in began.items()], hide_index=True)
     if last_window:
-        d = last_window.data
-        st.subheader(f"Window turns {d['start']}–{d['end']}")
-        rows = [{"span": f"{a}–{b}", "trigger": t, "state": "final"} for a, b, t in d["final"]]
-        if d["provisional"]:
-            a, b, t = d["provisional"]
+        st.subheader(f"Window turns {last_window.start}–{last_window.end}")
+        rows = [{"span": f"{a}–{b}", "trigger": t, "state": "final"} for a, b, t in last_window.final]
+        if last_window.provisional:
+            a, b, t = last_window.provisional
             rows.append({"span": f"{a}–{b}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
-    units = [e.data["unit"] for e in events if e.kind == "unit_finalised"]
-    present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u["id"] for u in units])}
-    units = [u for u in units if u["id"] in present]  # a unit deleted since is not shown again
+    units = [e.unit for e in events if isinstance(e, ev.UnitFinalised)]
+    present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u.id for u in units])}
+    units = [u for u in units if u.id in present]  # a unit deleted since is not shown again
     left, right = st.columns([2, 1])
     with left:
         st.subheader(f"Units formed ({len(units)})")
@@ -158,32 +158,32 @@ def live() -> None:
             unit_card(unit)
     with right:
         st.subheader("Fusions, checks, links")
-        kinds = ("fusion", "cut", "coverage", "verbatim", "duplicate", "split", "ungrounded", "link_added")
-        for e in reversed([e for e in events if e.kind in kinds][-12:]):
+        kinds = (ev.Fused, ev.TurnsCut, ev.CoveragePass, ev.VerbatimKept, ev.DuplicateMerged, ev.FactSplit, ev.Dropped,
+                 ev.LinkAdded)
+        for e in reversed([e for e in events if isinstance(e, kinds)][-12:]):
             # model text goes through st.text: shown as text, never as Markdown
-            if e.kind == "fusion":
-                st.text(f"fused: {e.data['fused']}")
-            elif e.kind == "cut":
-                st.caption(f"turns {', '.join(map(str, e.data['turns']))} cut to fit the prompt "
-                           f"({e.data['limit']:,} characters for a prompt's turns); stored whole")
-            elif e.kind == "coverage":
-                st.caption(f"coverage pass for turns {', '.join(map(str, e.data['turns']))}")
-            elif e.kind == "verbatim":
-                st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.data['turns']))}")
-            elif e.kind == "duplicate":
-                st.text(f"merged a near-duplicate: {e.data['dropped']}")
-            elif e.kind == "split":
-                st.text(f"split into {len(e.data['into'])} units: {e.data['fact']}")
-            elif e.kind == "ungrounded" and "told" in e.data:
-                st.text(f"dropped, made of what the speakers say to each other ({e.data['told']:.0%} of its "
-                        f"words told): {e.data['fact']}")
-            elif e.kind == "ungrounded" and "speaker" in e.data:
-                st.text(f"dropped, no naming of the speakers fits its turns: {e.data['fact']}")
-            elif e.kind == "ungrounded":
-                st.text(f"dropped, not in its turns ({e.data['support']:.0%} of its words): {e.data['fact']}")
-            else:
-                link = e.data["link"]
-                st.caption(ui.plain(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})"))
-
+            if isinstance(e, ev.Fused):
+                st.text(f"fused: {e.fused}")
+            elif isinstance(e, ev.TurnsCut):
+                st.caption(f"turns {', '.join(map(str, e.turns))} cut to fit the prompt "
+                           f"({e.limit:,} characters for a prompt's turns); stored whole")
+            elif isinstance(e, ev.CoveragePass):
+                st.caption(f"coverage pass for turns {', '.join(map(str, e.turns))}")
+            elif isinstance(e, ev.VerbatimKept):
+                st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.turns))}")
+            elif isinstance(e, ev.DuplicateMerged):
+                st.text(f"merged a near-duplicate: {e.dropped}")
+            elif isinstance(e, ev.FactSplit):
+                st.text(f"split into {len(e.into)} units: {e.fact}")
+            elif isinstance(e, ev.ToldToEachOther):
+                st.text(f"dropped, made of what the speakers say to each other ({e.told:.0%} of its "
+                        f"words told): {e.fact}")
+            elif isinstance(e, ev.SpeakerUnresolved):
+                st.text(f"dropped, no naming of the speakers fits its turns: {e.fact}")
+            elif isinstance(e, ev.Unsupported):
+                st.text(f"dropped, not in its turns ({e.support:.0%} of its words): {e.fact}")
+            elif isinstance(e, ev.LinkAdded):
+                link = e.link
+                st.caption(ui.plain(f"m{link.source} {link.relation} m{link.target} ({link.confidence})"))
 
 live()

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+from ftamem_core import build_events as ev
 from ftamem_core import consent
 from ftamem_core.config import load_settings
 from ftamem_core.construction import BuildError, Builder
@@ -83,9 +84,10 @@ def test_full_build(case):
     assert case.index("c1").ids() == {u.id for u in case.units("c1")}
     assert report.links > 0 and all(l.source > l.target for l in case.links("c1"))
     assert case.semantic("c1") and case.support("c1")
-    kinds = [e.kind for e in events]
-    assert kinds[0] == "build_started" and kinds[-1] == "build_done"
-    assert {"session_started", "window", "unit_finalised", "link_added", "session_done"} <= set(kinds)
+    kinds = [type(e) for e in events]
+    assert kinds[0] is ev.BuildStarted and kinds[-1] is ev.BuildDone
+    assert {ev.SessionStarted, ev.WindowSegmented, ev.UnitFinalised, ev.LinkAdded, ev.SessionDone} <= set(kinds)
+    assert events[-1].status == "done" and events[-1].units == report.units
     cost = case.cost("c1")
     assert {s["stage"] for s in cost["stages"]} == {"segmentation", "extraction", "linking", "longitudinal"}
     assert cost["calls"] == len(pipeline.calls) and cost["turns"] == 16 and cost["units"] == 6
@@ -119,8 +121,8 @@ def test_carry_over_and_fusion(case):
     pipeline.extraction = extraction
     report, events, _ = build(case, pipeline)
     assert report.fusions == 1
-    fusion = next(e for e in events if e.kind == "fusion")
-    assert fusion.data["fused"] == "Maya started night shifts. The shifts run 7pm to 7am."
+    fusion = next(e for e in events if isinstance(e, ev.Fused))
+    assert fusion.fused == "Maya started night shifts. The shifts run 7pm to 7am."
     texts = {u.fact.text: u for u in case.units("c1", None)}
     fused = texts["Maya started night shifts. The shifts run 7pm to 7am."]
     assert (fused.evidence.start, fused.evidence.end, fused.construction_status) == (0, 6, "final")
@@ -255,7 +257,7 @@ def test_stop_keeps_finished_sessions(case):
     stop = threading.Event()
     pipeline = Pipeline()
     builder = Builder(case, pipeline.llm(), HashEmbedder(), SETTINGS,
-                      progress=lambda e: stop.set() if e.kind == "session_done" else None, stop=stop)
+                      progress=lambda e: stop.set() if isinstance(e, ev.SessionDone) else None, stop=stop)
     report = builder.build("c1")
     assert report.status == "stopped" and report.sessions_built == 1
     assert len(case.done_sessions("c1")) == 1
@@ -322,7 +324,7 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     # fragments [0-3] [4-7] per session: the first unit covers turn 0 (or 4), the pass turn 2 (or 6)
     assert pipeline.calls.count("coverage") == 4 and report.units == 8
     assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith("Turns to write a unit for: <data>[2]</data>")
-    assert [e.data["turns"] for e in events if e.kind == "coverage"][0] == [2]
+    assert [e.turns for e in events if isinstance(e, ev.CoveragePass)][0] == [2]
     assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
     assert case.builds("c1")[-1].settings["coverage_pass"] is True
 
@@ -346,7 +348,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     assert set(said) <= covered
     unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
     assert unit2.fact.text == said[2].text and unit2.origin == "copied"  # third person already; nothing invented
-    assert [e.data["turns"] for e in events if e.kind == "verbatim"][0] == [2]
+    assert [e.turns for e in events if isinstance(e, ev.VerbatimKept)][0] == [2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
 
 
@@ -395,7 +397,7 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     assert facts.count("Maya talks about night shifts at work.") == 1 and facts.count(told) == 1  # the partial whole
     origins = {u.fact.text: u.origin for u in store.units("c1", construction_status=None)}
     assert origins["Maya talks about night shifts at work."] == "split" and origins[told] == "model"
-    assert [e.data["into"] for e in events if e.kind == "split"] == [
+    assert [e.into for e in events if isinstance(e, ev.FactSplit)] == [
         ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]]
     off = Store(":memory:")
     off.ingest([doc(sessions=1)])
@@ -541,7 +543,7 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
         split_facts=False))
     units = store.units("c1")
     assert not any("allergic" in u.fact.text for u in units)
-    assert [e.data["fact"] for e in events if e.kind == "ungrounded" and e.data.get("speaker") == "unresolved"] == [written]
+    assert [e.fact for e in events if isinstance(e, ev.SpeakerUnresolved)] == [written]
     assert [u.fact.text for u in units] == (["[shares a photo of a piece of cake with berries on a plate]",
                                              "Well Oskar also made a dairy-free chocolate cake with berries on it the "
                                              "other day, maybe you would like that!"] if fallback else [])
@@ -703,8 +705,8 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     report, events, _ = build(store, pipeline, llm=llm, settings=SETTINGS.with_overrides(prompt_turn_chars=4_000))
     assert report.status == "done"
     assert llm.prompts and all(len(m[-1]["content"]) < 12_000 for _, m in llm.prompts)  # each prompt fits
-    (cut,) = [e for e in events if e.kind == "cut"]  # reported once, though every stage saw it
-    assert cut.data == {"turns": [1], "limit": 4_000}
+    (cut,) = [e for e in events if isinstance(e, ev.TurnsCut)]  # reported once, though every stage saw it
+    assert (cut.turns, cut.limit) == ([1], 4_000)
     assert store.turns("c1")[1].text == huge  # the stored turn is whole
 
 

@@ -109,6 +109,36 @@ def test_build_page_builds_with_the_chosen_backend(app):
     assert store.builds("sample-daniel")[-1].settings["coverage_pass"] is False
 
 
+def test_build_page_shows_each_kind_of_build_event(app):
+    import ui
+    from ftamem_core import build_events as ev
+    from ftamem_core.models import Link
+
+    store = Store(app)
+    ingest_file(store, SAMPLE, consent_by="test")
+    at = open_page("pages/build.py")
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    wait_until_built(store)
+    a, b = [u.id for u in store.units("sample-daniel")][:2]
+    ui.jobs().get("sample-daniel").events.extend([
+        ev.Fused(carried="p", candidate="c", fused="Daniel's father moved."), ev.TurnsCut(turns=[3], limit=4000),
+        ev.CoveragePass(turns=[5]), ev.VerbatimKept(turns=[7]), ev.DuplicateMerged(kept="k", dropped="Same again."),
+        ev.FactSplit(fact="Two things.", into=["One.", "Two."]), ev.Unsupported(fact="Made up.", support=0.25),
+        ev.ToldToEachOther(fact="Kind words.", told=0.2), ev.SpeakerUnresolved(fact="Who said it."),
+        ev.LinkAdded(link=Link(source=b, target=a, relation="supports", confidence="high"), neighbour_status="ongoing")])
+    at.run()
+    assert not at.exception
+    shown = [t.value for t in at.text] + [c.value for c in at.caption]
+    for expected in ["fused: Daniel's father moved.", "turns 3 cut to fit the prompt (4,000 characters",
+                     "coverage pass for turns 5", "turns in no unit kept in their own words: 7",
+                     "merged a near-duplicate: Same again.", "split into 2 units: Two things.",
+                     "dropped, not in its turns (25% of its words): Made up.",
+                     "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
+                     "dropped, no naming of the speakers fits its turns: Who said it.",
+                     ui.plain(f"m{b} supports m{a} (high)")]:
+        assert any(expected in text for text in shown), expected
+
+
 def test_build_page_turns_the_coverage_pass_on(app):
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")

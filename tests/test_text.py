@@ -2,6 +2,7 @@
 for a case in another language, and the build and the audit's checks say so."""
 
 from ftamem_core import audit, consent
+from ftamem_core.build_events import LanguageNote
 from ftamem_core.config import load_settings
 from ftamem_core.construction import Builder
 from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
@@ -78,8 +79,8 @@ def test_a_chinese_case_is_built_with_the_english_repairs_off_and_the_build_says
     _case(store, CHINESE)
     report, events = _build(store, "zh")
     assert report.status == "done" and len(report.notes) == 1 and "not English" in report.notes[0]
-    language = [e for e in events if e.kind == "language"]
-    assert language and set(language[0].data["off"]) <= set(REPAIRS_OFF)
+    language = [e for e in events if isinstance(e, LanguageNote)]
+    assert language and set(language[0].off) <= set(REPAIRS_OFF)
     recorded = store.builds("zh")[-1].settings
     assert all(recorded[k] == v for k, v in REPAIRS_OFF.items() if k in recorded)
     assert [u.fact.text for u in store.units("zh")] == ["李明去了月球。"]  # kept: no English check judged it
@@ -95,5 +96,5 @@ def test_a_chinese_case_is_built_with_the_english_repairs_off_and_the_build_says
 def test_an_english_case_keeps_its_repairs_and_no_note(store):
     _case(store, ENGLISH * 2, case_id="en")
     report, events = _build(store, "en")
-    assert report.notes == [] and not [e for e in events if e.kind == "language"]
+    assert report.notes == [] and not [e for e in events if isinstance(e, LanguageNote)]
     assert store.builds("en")[-1].settings["ground_facts"] is True

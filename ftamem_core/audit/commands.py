@@ -13,6 +13,7 @@ import json
 import sys
 
 from ..store import StoreError
+from ..tables import table
 from . import rounds as audit
 from .checks import CHECKS
 from .report import report, scores_csv, table_markdown
@@ -61,12 +62,10 @@ def _new(args, store, who):
 
 
 def _list(args, store, who):
-    from ..cli import _table
-
     rows = [{"id": r["id"], "scope": r["scope"], "cases": ", ".join(r["cases"]), "items": r["items"], "seed": r["seed"],
              "scored": ", ".join(f"{name} {n}/{r['items']}" for name, n in audit.progress(store, r["id"])["annotators"].items()),
              "created": r["created_at"]} for r in audit.list_rounds(store)]
-    return rows, _table(rows, ["id", "scope", "cases", "items", "seed", "scored", "created"])
+    return rows, table(rows, ["id", "scope", "cases", "items", "seed", "scored", "created"])
 
 
 def _score(args, store, who):

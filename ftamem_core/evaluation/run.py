@@ -85,20 +85,12 @@ def questions_for(doc: CaseDocument, cfg: EvalConfig) -> list[Question]:
     return out[: cfg.questions] if cfg.questions else out
 
 
-# Settings that only act after construction (retrieval, packet, answer) or outside it: a change of
-# one of them reuses the cached build; any other setting is part of the build's key.
-_NOT_CONSTRUCTION = {"db_path", "tau", "lam", "top_k", "top_k_locomo", "link_expansion", "score_all_below",
-                     "candidate_pool", "ablations", "answer_temperature", "answer_max_tokens", "packet_token_budget",
-                     "turn_channel", "source_similarity", "source_reply_context", "auxiliary_limit",
-                     "retrieve_open_partials", "retrieve_archived", "eval_workers", "backends", "auth",
-                     "allow_custom_backend", "retention_days", "max_upload_mb", "eval_dir", "llm", "index"}
-
-
 def _tag(cfg: EvalConfig, settings: Settings, construction: str) -> str:
+    """The cached build's key: what the build reads and the settings whose flag says they shape a
+    build (the model among them); an answer-side setting reuses the build."""
     key = json.dumps({"data": str(Path(cfg.data).resolve()), "sessions": cfg.sessions, "construction": construction,
                       "code": build_digest(("session_summary",) if construction == "summary" else ()),
-                      "llm": [settings.llm.backend, settings.llm.model, settings.llm.base_url, settings.llm.seed],
-                      "settings": settings.model_dump(exclude=_NOT_CONSTRUCTION)}, sort_keys=True, default=str)
+                      "settings": settings.build_settings()}, sort_keys=True, default=str)
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 

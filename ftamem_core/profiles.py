@@ -1,0 +1,50 @@
+"""Named profiles: setting values laid over the defaults before the config file is read.
+
+``small-model`` is the defaults as they stand, tuned for the embedded Qwen2.5 1.5B on a CPU.
+``paper`` is the method as the paper writes it: its parameters pinned (so that a change of the
+defaults does not move it) and every setting beyond the paper at the value its declaration names
+(``setting(..., paper=...)`` in config.py; docs/method.md, "Beyond the paper", says why each exists).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from .setting import paper_value
+
+# The paper's parameters: BWS with W = 20, tau = 0.35, lambda = 0.8, B = 1, K by dataset, its temperatures.
+PAPER_PARAMETERS: dict[str, Any] = {
+    "segmentation": "bws",
+    "window_size": 20,
+    "min_forward_step": 1,
+    "tau": 0.35,
+    "lam": 0.8,
+    "link_expansion": 1,
+    "top_k": 10,
+    "top_k_locomo": 25,
+    "construction_temperature": 0.7,
+    "answer_temperature": 0.0,
+}
+
+
+PROFILES = ("small-model", "paper")
+
+
+class UnknownProfile(ValueError):
+    pass
+
+
+def profile_values(name: str, model: type[BaseModel]) -> dict[str, Any]:
+    """The values profile ``name`` sets over the defaults of ``model`` (the Settings class)."""
+    if name == "small-model":
+        return {}
+    if name == "paper":
+        values = dict(PAPER_PARAMETERS)
+        for field, info in model.model_fields.items():
+            beyond, value = paper_value(info)
+            if beyond:
+                values[field] = value
+        return values
+    raise UnknownProfile(f"no profile {name!r}; profiles: {', '.join(PROFILES)}")

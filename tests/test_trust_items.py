@@ -451,3 +451,47 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
         assert time.monotonic() - started < 4
     finally:
         server.close()
+
+
+# Item 6: a person's deletion or edit of a carried partial unit wins over a running build -----------
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_build(tmp_path, change):
+    from ftamem_core import consent
+    from ftamem_core.construction import Builder
+
+    from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+    from test_construction import SETTINGS, doc
+
+    db = tmp_path / "m.db"
+    builder_store, person = Store(db), Store(db)  # the build's process and the person's
+    builder_store.ingest([doc()])
+    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        if idx[0] == 4:  # the last fragment of session 0 leaves a partial unit
+            return {"memory_units": [unit("Maya booked a sleep clinic visit.", 4, 5, status="partial")]}
+        if idx[0] == 8:  # while the model completes it, the person changes it
+            (partial,) = [u for u in person.units("c1", None) if u.construction_status == "partial"]
+            if change == "delete":
+                editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
+            else:
+                editing.edit_unit(person, None, "c1", partial.id, {"fact.text": "Maya booked a dentist visit."},
+                                  partial.version, "Dana", "misheard")
+            return {"memory_units": [unit("The visit is on March 12.", 8, 9, completes="p1")]}
+        return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    report = Builder(builder_store, pipeline.llm(), HashEmbedder(),
+                     SETTINGS.with_overrides(verbatim_fallback=False)).build("c1")
+    assert report.status == "done"
+    texts = {u.fact.text: u for u in person.units("c1", None)}
+    assert not any("sleep clinic" in t for t in texts)  # the build's old copy is not brought back
+    assert "The visit is on March 12." in texts  # what the model wrote of this fragment is kept
+    if change == "edit":
+        assert texts["Maya booked a dentist visit."].construction_status == "partial"  # the edit stands
+    builder_store.close()
+    person.close()

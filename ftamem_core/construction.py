@@ -495,10 +495,15 @@ class Builder:
         return self._unfused[unit.created_at]
 
     def _changed(self, case_id: str, partial: FTAUnit) -> bool:
-        """Whether the stored partial is gone or at another version than when it was read."""
-        row = self.store.conn.execute("SELECT version FROM units WHERE case_id = ? AND id = ?",
-                                      (case_id, partial.id)).fetchone()
-        return row is None or row[0] != partial.version
+        """Whether the stored partial is gone, or says or points at something else than when it
+        was read (its version alone would also count this build's link maintenance of it)."""
+        now = self.store.units_by_id(case_id, [partial.id])
+        return not now or _content(now[0]) != _content(partial)
+
+
+def _content(unit: FTAUnit) -> tuple:
+    """What a person edits or disputes in a unit (not its lifecycle, which linking changes)."""
+    return unit.fact, unit.time, unit.affect, unit.evidence, unit.disputed
 
 
 def people(turns: list[Turn], role: str | None = None) -> str:

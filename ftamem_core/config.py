@@ -192,6 +192,14 @@ class Settings(BaseModel):
     told_share: float = Field(0.5, ge=0.0, le=1.0)
     # feeling, intention, relations and summary sharing no content word with the evidence: unknown;
     ground_anchors: bool = True
+    # (candidate, off) the extraction reply also gives, for each of the person's substantive turns,
+    # the feeling it states or clearly shows and what its speaker intends; a unit whose own anchor
+    # is unknown (a copy of a turn always is) takes those of its speaker's turns (issue 39);
+    turn_anchors: bool = False
+    # (candidate, off) the linking prompt adds that looking alike is no relation, followup_of and
+    # updates need the new unit to report on the older one's event, and an unrelated pair's example
+    # (the 1.5B made 17 of 19 links followup_of, high, most between unrelated units; issue 39);
+    strict_links: bool = False
     # a longitudinal note keeps only the clauses with fact_support of their word stems in the own
     # turns of the speaker they name (in the cited units' evidence); none left: the note goes;
     ground_notes: bool = True

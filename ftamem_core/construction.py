@@ -22,9 +22,9 @@ from typing import Any, Callable
 from . import consent
 from .config import Settings
 from .embeddings import Embedder
-from .extraction import (Fragment, coverage_reply_model, ground_anchors, incomplete_memory_json, integrate,
-                         merge_duplicates, min_units, parse_candidates, parse_coverage, settled_speaker, span_turns,
-                         split_fact, trim_span, uncovered, verbatim_units)
+from .extraction import (Fragment, anchor_turns, coverage_reply_model, ground_anchors, incomplete_memory_json,
+                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, settled_speaker,
+                         span_turns, split_fact, trim_span, turn_anchors, uncovered, verbatim_units, with_turn_anchors)
 from .extraction import reply_model as extraction_reply
 from .grounding import support, told_share
 from .linking import apply_updates, candidates
@@ -52,7 +52,7 @@ BUILD_SETTINGS = {
     "link_per_fragment", "min_unit_words", "turns_per_unit", "coverage_pass", "coverage_min_words", "ground_facts",
     "fact_support", "long_span_turns", "long_span_support", "told_share", "speaker_check", "ground_anchors", "ground_notes", "merge_duplicates", "duplicate_cosine", "verbatim_fallback",
     "prompt_turn_chars", "lifecycle_by_relation", "trim_spans", "verbatim_within_spans", "caption_carries_turn", "verbatim_reply_words",
-    "split_facts", "fact_max_chars",
+    "split_facts", "fact_max_chars", "turn_anchors", "strict_links",
 }
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -280,12 +280,15 @@ class Builder:
     def _extract(self, fragment: Fragment, carried: list[FTAUnit], session_turns: list[Turn],
                  report: BuildReport) -> list[FTAUnit]:
         keys = [f"p{i + 1}" for i in range(len(carried))]
-        messages = load_prompt("extraction").messages(
+        s = self.settings
+        anchored = anchor_turns(fragment.turns, s.coverage_min_words) if s.turn_anchors else None
+        prompt = load_prompt("extraction", options=frozenset({"turn_anchors"} if anchored else ()))
+        messages = prompt.messages(
             people=people(session_turns), session_time=fragment.session_time or "unknown",
             incomplete_memory=incomplete_memory_json(carried, keys), turns=self._render(fragment.turns))
         model = extraction_reply(keys, min_units(fragment.turns, self.settings.min_unit_words,
                                                  self.settings.coverage_min_words, self.settings.turns_per_unit),
-                                 self.settings.fact_max_chars)
+                                 self.settings.fact_max_chars, anchored)
         reply, _ = self.llm.structured("extraction", messages, model,
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
@@ -313,6 +316,10 @@ class Builder:
                                 self.settings.verbatim_within_spans, self.settings.verbatim_reply_words,
                                 self.settings.caption_carries_turn)
                  if self.settings.verbatim_fallback else [])
+        if anchored:  # after the checks: a feeling the turn clearly shows need not repeat its words
+            anchors = turn_anchors(reply, anchored, self._speakers)
+            finalised, extra = ([with_turn_anchors(u, anchors, fragment.turns) for u in group]
+                                for group in (finalised, extra))
         if extra:
             self.progress(Event("verbatim", None, {"turns": [u.evidence.end for u in extra]}))  # a reply's own turn
         if finalised or extra:
@@ -439,7 +446,8 @@ class Builder:
         if not pairs:
             return  # no neighbour passes the threshold: no call
         new = [u for u in units if u.id in pairs]
-        messages = load_prompt("linking").messages(**render_links(new, pairs))
+        options = frozenset({"strict_links"} if self.settings.strict_links else ())
+        messages = load_prompt("linking", options=options).messages(**render_links(new, pairs))
         reply, _ = self.llm.structured("linking", messages, linking_reply(pairs),
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)

@@ -75,8 +75,20 @@ def _unit_model(name: str, completes: Any, fact_chars: int) -> type[UnitOut]:
     return create_model(name, __base__=UnitOut, completes=(completes, "none"), content=(content, ...))
 
 
+class TurnAnchorOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    feeling: Short
+    intention: Short
+
+
+def anchor_turns(turns: list[Turn], min_words: int) -> list[Turn]:
+    """The turns the reply gives anchors for (setting ``turn_anchors``): the person's (not the
+    assistant's) turns of at least ``min_words`` words."""
+    return [t for t in turns if t.role != "assistant" and len(t.text.split()) >= min_words]
+
+
 def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
-                fact_chars: int = STATEMENT_CHARS) -> type[ExtractionReply]:
+                fact_chars: int = STATEMENT_CHARS, anchored_turns: list[Turn] | None = None) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
     ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
@@ -86,7 +98,13 @@ def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
     unit = _unit_model("UnitOut", allowed, fact_chars)
     units = Field(..., min_length=min(int(at_least_one), MAX_UNITS), max_length=MAX_UNITS)
-    return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
+    if anchored_turns is None:
+        return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
+    # One required key per turn, before the units: the model reads each turn's feeling first.
+    per_turn = create_model("TurnAnchors", __config__=ConfigDict(extra="forbid"),
+                            **{f"turn_{t.idx}": (TurnAnchorOut, ...) for t in anchored_turns})
+    return create_model("ExtractionReply", __config__=ConfigDict(extra="forbid"),
+                        turn_anchors=(per_turn, ...), memory_units=(list[unit], units))
 
 
 def substantive(turns: list[Turn], min_words: int) -> bool:
@@ -327,6 +345,40 @@ def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUni
     summary = unit.fact.summary if anchored(unit.fact.summary, sources, names) else ""
     return unit.model_copy(update={"affect": AffectAnchor(**affect),
                                    "fact": unit.fact.model_copy(update={"summary": summary})})
+
+
+# The extraction prompt's example anchors: a turn given one of them shares a word with it, or
+# the model copied the example.
+EXAMPLE_ANCHORS = frozenset({"proud", "nervous", "apply at the shipyard"})
+
+
+def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
+    """The reply's feeling and intention per turn index (setting ``turn_anchors``)."""
+    given = getattr(reply, "turn_anchors", None)
+    out = {}
+    for turn in turns:
+        a = getattr(given, f"turn_{turn.idx}", None)
+        if a is None:
+            continue
+        keep = lambda v: v.strip() if v.strip().lower() not in EXAMPLE_ANCHORS or anchored(v, [turn.text], names) \
+            else "unknown"  # noqa: E731
+        out[turn.idx] = AffectAnchor(emotion_or_state=keep(a.feeling) or "unknown",
+                                     intention_or_plan=keep(a.intention) or "unknown")
+    return out
+
+
+def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: list[Turn]) -> FTAUnit:
+    """A unit whose feeling or intention is unknown takes the first known one of its span's turns
+    said by one of its people (any of its turns when none is)."""
+    span = [t for t in span_turns(unit, turns) if t.idx in anchors]
+    own = [t for t in span if t.speaker in unit.fact.participants] or span
+    update = {}
+    for name in ("emotion_or_state", "intention_or_plan"):
+        if getattr(unit.affect, name).strip().lower() in ("unknown", ""):
+            known = [getattr(anchors[t.idx], name) for t in own if getattr(anchors[t.idx], name) != "unknown"]
+            if known:
+                update[name] = known[0]
+    return unit.model_copy(update={"affect": unit.affect.model_copy(update=update)}) if update else unit
 
 
 def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:

@@ -131,6 +131,9 @@ def _import_row(store: Store, table: str, columns: dict, row, case_id: str, new_
     if (row.get("id") if table == "cases" else row.get("case_id")) != case_id:
         raise StoreError(f"a {table} row belongs to another case")
     row = {k: _decode(v) for k, v in row.items()}
+    # A column added after the export was written (e.g. units.origin) takes its default.
+    row.update({name: _literal(col["dflt_value"]) for name, col in columns.items()
+                if name not in row and col["dflt_value"] is not None})
     old_id = row.pop("id", None) if table != "cases" else None
     for name, col in columns.items():
         value = row.get(name)
@@ -161,6 +164,15 @@ def _import_row(store: Store, table: str, columns: dict, row, case_id: str, new_
                              tuple(row.values()))
     if old_id is not None:
         new_ids[table][old_id] = cur.lastrowid
+
+
+def _literal(default: str):
+    """A column's SQL default as a value: 'text', a number, or NULL."""
+    if default.upper() == "NULL":
+        return None
+    if default[:1] == "'":
+        return default[1:-1].replace("''", "'")
+    return float(default) if "." in default else int(default)
 
 
 def _quote(column: str) -> str:

@@ -94,6 +94,17 @@ def test_the_same_seed_draws_the_same_sample_and_strata_are_respected(two_cases)
     assert all((links[i["link_id"]].source, links[i["link_id"]].target) == (i["unit_id"], i["other_id"]) for i in pairs)
 
 
+def test_a_stratum_s_draws_spread_over_its_sessions(store):
+    """A store built before provenance has one origin: each stratum still reaches every session."""
+    units = seeded_case(store, "c1", sessions=3)
+    for u in units.values():
+        store.conn.execute("UPDATE units SET origin = 'unknown' WHERE id = ?", (u.id,))
+    for seed in range(5):
+        round_id = audit.new_round(store, ["c1"], n_units=6, n_pairs=0, seed=seed)
+        events = [i["stratum"] for i in audit.items(store, round_id) if i["stratum"].startswith("unknown · event")]
+        assert len(events) >= 3 and {e.rsplit(" · ", 1)[1] for e in events} == {"session 1", "session 2", "session 3"}
+
+
 def test_a_round_asks_for_something_to_sample(store):
     store.ingest([make_doc("empty")])
     with pytest.raises(audit.AuditError, match="nothing to sample"):

@@ -130,6 +130,9 @@ def test_the_scripted_backend_builds_and_answers_and_says_it_is_a_test_double(tm
     assert {u["origin"] for u in json.loads(out)} == {"model"}
     code, out, _ = run(capsys, *scripted, "units", "sample-daniel", "--origin", "copied", "corrected")
     assert code == 0 and json.loads(out) == []  # provenance filter
+    code, everything, _ = run(capsys, *scripted, "units", "sample-daniel")
+    code, out, _ = run(capsys, *scripted, "units", "sample-daniel", "--origin", "model")
+    assert code == 0 and len(json.loads(out)) == len(json.loads(everything)) > 0
     code, out, err = run(capsys, *scripted, "ask", "sample-daniel", "When was the diagnosis?")
     assert code == 0 and json.loads(out)["answer"] == "Scripted answer (no model)." and "test double" in err
     code, out, err = run(capsys, "--db", db, "--json", "cases")  # no model: no notice

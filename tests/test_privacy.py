@@ -363,6 +363,20 @@ def _other_case_still_works(store):
     assert not store.case_exists("c1")
 
 
+def test_an_export_written_before_a_column_was_added_imports_with_its_default(tmp_path):
+    """Exports made before units recorded their origin (migration 0008) still import."""
+    built(Store(tmp_path / "a.db"))
+    out = tmp_path / "export.json"
+    assert main(["--db", str(tmp_path / "a.db"), "export", "c1", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    for row in doc["tables"]["units"]:
+        del row["origin"], row["completeness"]
+    out.write_text(json.dumps(doc))
+    assert main(["--db", str(tmp_path / "b.db"), "import", str(out)]) == 0
+    units = Store(tmp_path / "b.db").units("c1")
+    assert units and {u.origin for u in units} == {"unknown"} and {u.completeness for u in units} == {"unknown"}
+
+
 @pytest.mark.parametrize("table", ["units", "consent_log", "access_log"])
 def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, table):
     def huge(tables):  # one more row, with the largest id SQLite has

@@ -19,10 +19,37 @@ SPANISH = ["¡Por fin aprobé mi certificado de soldadura el viernes!", "¡Felic
            "La parte práctica fue brutal, estaba muy nervioso. Después quiero postularme en el astillero."]
 
 
+# Colloquial turns share short words with English ("no", "me", "a", "so", "also", "was").
+COLLOQUIAL = {
+    "es": ["no sé, me siento mal", "a veces pienso que no puedo más, la verdad", "sí, también lo creo",
+           "vale, gracias por escucharme", "no, no es así, es que me cuesta mucho"],
+    "de": ["ich weiß nicht, mir geht es so schlecht", "ja, das war so, also wirklich", "na gut, also dann",
+           "danke dir, das hilft mir", "was soll ich denn jetzt machen"],
+    "it": ["no, non ce la faccio più", "a me sembra che sia così, sai", "va bene, grazie mille",
+           "anche io ci penso sempre", "mi manca tanto mio padre"],
+}
+
+
 def test_english_is_told_from_chinese_german_and_spanish():
-    assert is_english(ENGLISH)
+    assert is_english(ENGLISH * 2)
     assert not is_english(CHINESE) and not is_english(GERMAN) and not is_english(SPANISH)
-    assert not is_english([]) and not is_english(["12 34 !!"])
+
+
+def test_colloquial_spanish_german_and_italian_are_not_english():
+    for language, turns in COLLOQUIAL.items():
+        assert not is_english(turns), language
+
+
+def test_a_mostly_chinese_case_with_some_english_words_is_not_english():
+    assert not is_english([line + " OK, thanks" for line in CHINESE])
+
+
+def test_too_little_text_to_tell_counts_as_english():
+    assert is_english(["Thanks!", "Bye!", "Yes."]) and is_english([]) and is_english(["12 34 !!"])
+
+
+def test_a_long_case_is_read_from_a_sample_of_its_turns():
+    assert is_english(ENGLISH * 5000) and not is_english(SPANISH * 5000)
 
 
 def _case(store, lines, case_id="zh"):

@@ -276,3 +276,40 @@ def test_an_evaluation_run_on_the_test_split_lands_in_the_results_and_the_readme
     assert "## Answers, test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
     assert "| fta - turn-rag | 0.30 [" in docs
     assert "Answers, LoCoMo official F1" in readme.read_text() and "| fta | 0.50 [" in readme.read_text()
+    with pytest.raises(ValueError, match="already in"):  # the same run twice would double its rows
+        add_run(run, results)
+
+
+def test_a_run_capped_in_questions_or_over_a_whole_file_is_no_split(tmp_path):
+    import json
+
+    from ftamem_core.evaluation.results import answer_rows
+
+    run = _eval_run(tmp_path / "run", ["fta", "turn-rag"], {"fta": [0.4, 0.6], "turn-rag": [0.2, 0.3]})
+    assert {r["split"] for r in answer_rows(run)} == {"test"}
+    config = json.loads((run / "config.json").read_text())
+    for change in ({"questions": 5}, {"cases": None}, {"sessions": 2}):
+        (run / "config.json").write_text(json.dumps({**config, **change}))
+        assert {r["split"] for r in answer_rows(run)} == {"other"}, change
+
+
+def test_two_evidence_runs_compare_paired_by_question(tmp_path):
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("compare", Path(__file__).parents[1] / "benchmarks" / "compare.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    for name, values in (("base", [0.0, 0.5, 0.0, 1.0]), ("cand", [1.0, 1.0, 1.0, 1.0])):
+        (tmp_path / name).mkdir()
+        rows = [{"method": "fta", "budget": 250, "case": f"conv-{i % 2}", "qid": f"q{i}", "content_recall": v,
+                 "pointer_recall": 1.0} for i, v in enumerate(values)]
+        rows.append({"method": "turn-rag", "budget": 250, "case": "conv-0", "qid": "q0", "content_recall": 1.0,
+                     "pointer_recall": 1.0})
+        (tmp_path / name / "evidence-questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
+    out = compare.compare(compare.per_question(tmp_path / "base", "fta"), compare.per_question(tmp_path / "cand", "fta"))
+    content = next(r for r in out if r["metric"] == "content_recall")
+    assert content["n"] == 4 and content["baseline"] == 0.375 and content["candidate"] == 1.0
+    assert content["difference"] == 0.625 and content["excludes_zero"] is True
+    pointer = next(r for r in out if r["metric"] == "pointer_recall")
+    assert pointer["difference"] == 0 and pointer["excludes_zero"] is False

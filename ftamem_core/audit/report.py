@@ -16,7 +16,7 @@ from statistics import mean
 from ..store import Store
 from .agreement import agreement
 from .checks import CHECKS
-from .rounds import ALL_CRITERIA, CRITERIA, changes_since_draw, get_round, item_checks, items, scores
+from .rounds import ALL_CRITERIA, CRITERIA, changes_since_draw, get_round, items, scores, unit_item_checks
 
 LABELS = {"fact": "Fact", "time": "Time", "affect": "Affect/Ctx.", "relatedness": "Rel."}
 
@@ -76,13 +76,12 @@ def report(store: Store, round_ids: list[int]) -> dict:
                                                                     if s["comment"]}})
     disagreements.sort(key=lambda d: (d["round"], position[d["item"]]["position"], d["criterion"]))
 
-    changed, checks_by_item = [], {}
+    changed = []
     for item in all_items:
         notes = changes_since_draw(store, item)
         if notes:
             changed.append({"round": item["round_id"], "item": item["id"], "case": item["case_id"], "changes": notes})
-        if item["kind"] == "unit":
-            checks_by_item[item["id"]] = item_checks(store, item).get(item["unit_id"])
+    checks_by_item = unit_item_checks(store, all_items)
     present = [c for c in checks_by_item.values() if c]
     checks = {name: {"passed": sum(c[name] is True for c in present), "failed": sum(c[name] is False for c in present),
                      "not_applicable": sum(c[name] is None for c in present), "meaning": CHECKS[name]}
@@ -118,15 +117,13 @@ def scores_csv(store: Store, round_ids: list[int]) -> str:
     writer = csv.DictWriter(buffer, columns)
     writer.writeheader()
     by_id = {i["id"]: i for r in round_ids for i in items(store, r)}
-    checked: dict[int, dict] = {}
+    checked = unit_item_checks(store, list(by_id.values()))
     for s in scores(store, round_ids):
         item = by_id[s["item_id"]]
-        if item["id"] not in checked:
-            checked[item["id"]] = item_checks(store, item).get(item["unit_id"]) or {}
         writer.writerow({"round": item["round_id"], "item": item["id"], "case": item["case_id"], "kind": item["kind"],
                          "units": _unit_names(item), "annotator": s["annotator"],
                          **{c: s[c] for c in ALL_CRITERIA}, "comment": s["comment"],
-                         **{name: checked[item["id"]].get(name) if item["kind"] == "unit" else "" for name in CHECKS}})
+                         **{name: (checked.get(item["id"]) or {}).get(name) if item["kind"] == "unit" else "" for name in CHECKS}})
     return buffer.getvalue()
 
 

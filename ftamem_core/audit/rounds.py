@@ -136,14 +136,25 @@ def _context(store: Store, case_id: str):
     turns = {t.idx: t for t in store.turns(case_id)}
     sessions = {s.id: s.time for s in store.sessions(case_id)}
     speakers = sorted({t.speaker for t in turns.values() if t.speaker})
-    return turns, sessions, speakers
+    return turns, sessions, speakers, is_english([t.text for t in turns.values()])
 
 
 def item_checks(store: Store, item: dict, context=None) -> dict[int, dict]:
-    turns, sessions, speakers = context or _context(store, item["case_id"])
+    turns, sessions, speakers, english = context or _context(store, item["case_id"])
     units = store.units_by_id(item["case_id"], [uid for uid, _ in item_units(item)])
-    english = is_english([t.text for t in turns.values()])
     return {u.id: unit_checks(u, turns, sessions.get(u.evidence.session_id), speakers, english) for u in units}
+
+
+def unit_item_checks(store: Store, items_: list[dict]) -> dict[int, dict | None]:
+    """The automatic checks of each unit item's unit, by item id (each case's turns read once)."""
+    contexts: dict[str, tuple] = {}
+    out = {}
+    for item in items_:
+        if item["kind"] == "unit":
+            if item["case_id"] not in contexts:
+                contexts[item["case_id"]] = _context(store, item["case_id"])
+            out[item["id"]] = item_checks(store, item, contexts[item["case_id"]]).get(item["unit_id"])
+    return out
 
 
 def item_view(store: Store, item_id: int, annotator: str) -> dict:

@@ -1,7 +1,8 @@
 """Seeded, stratified samples of units and linked pairs for a hand audit.
 
 Units are stratified by case, origin (model, fused, split, copied, corrected: how the unit was
-made) and content type; linked pairs by case and relation. Cases
+made) and content type, a stratum's draws spread over its sessions; linked pairs by case and
+relation. Cases
 get equal shares (the paper balanced its 100 units across the two benchmarks), a case's share
 is spread over its strata in proportion to their sizes (largest remainder), and every stratum
 gets one draw when the share allows. The draw depends only on the seed and on the stored memory
@@ -15,7 +16,10 @@ from dataclasses import dataclass
 
 from ..store import Store
 
-SAMPLER = "strata-v2"  # v2: units by origin and content type (v1: session and content type)  # recorded with each round: a changed sampler must not pass for the same draw
+# Recorded with each round, so that a changed sampler does not pass for the same draw.
+# v1: units by session and content type; v2: by origin and content type; v3: v2 with each
+# stratum's draws spread over its sessions (a store made before provenance has one origin).
+SAMPLER = "strata-v3"
 
 
 @dataclass(frozen=True)
@@ -98,10 +102,19 @@ def draw(store: Store, case_ids: list[str], n_units: int, n_pairs: int, seed: in
         for case_id in cases:
             mine = {k: len(v) for k, v in strata.items() if k[0] == case_id}
             for key, count in sorted(proportional_shares(mine, per_case[case_id]).items()):
-                for member in rng.sample(strata[key], count):
+                for member in _spread(rng, strata[key], count) if make is _unit_draw else rng.sample(strata[key], count):
                     picked.append(make(key, member))
     rng.shuffle(picked)
     return picked
+
+
+def _spread(rng: random.Random, members: list[tuple], count: int) -> list[tuple]:
+    """``count`` of a stratum's (session, unit) members, spread over their sessions in proportion."""
+    by_session: dict[int, list] = {}
+    for member in members:
+        by_session.setdefault(member[0], []).append(member)
+    shares = proportional_shares({s: len(m) for s, m in by_session.items()}, count)
+    return [m for s in sorted(by_session) for m in rng.sample(by_session[s], shares[s])]
 
 
 def _unit_draw(key: tuple, member) -> Draw:

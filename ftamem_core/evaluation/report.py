@@ -137,23 +137,30 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
     return summary
 
 
-def _bootstrap(dataset: str, methods: list[str], scored: dict[str, list[dict]]) -> dict:
-    """The first method minus each other one, paired by question and resampled within each case
-    (an interval with one case too): main F1 and content recall."""
-    if len(methods) < 2:
-        return {}
-    ref = methods[0]
-    measures = {"F1": lambda r: main_f1(dataset, r), "content recall": lambda r: r.get("content_recall")}
-    out = {}
+def paired_differences(methods: list[str], per: dict[str, dict[tuple, dict]], measures: dict,
+                       questions: list[tuple] | None = None) -> dict[tuple[str, str], dict]:
+    """The first method minus each other one for each measure (name -> value of a row), paired by
+    question ((case, qid) -> row in ``per[method]``) and resampled within each case (an interval
+    with one case too); ``questions``: only these, else those both methods answered."""
+    ref, out = methods[0], {}
     for label, value in measures.items():
-        base = {(r["case"], r["qid"]): value(r) for r in scored[ref]}
         for m in methods[1:]:
-            pairs = [(base[(r["case"], r["qid"])], value(r), r["case"]) for r in scored[m]
-                     if base.get((r["case"], r["qid"])) is not None and value(r) is not None]
+            keys = questions if questions is not None else [q for q in per[m] if q in per[ref]]
+            pairs = [(value(per[ref][q]), value(per[m][q]), q[0]) for q in keys if q in per[ref] and q in per[m]]
+            pairs = [p for p in pairs if p[0] is not None and p[1] is not None]
             if pairs:
                 a, b, strata = zip(*pairs)
-                out[f"{ref} - {m} ({label})"] = paired_bootstrap(list(a), list(b), list(strata), n_resamples=5000)
+                out[(m, label)] = paired_bootstrap(list(a), list(b), list(strata))
     return out
+
+
+def _bootstrap(dataset: str, methods: list[str], scored: dict[str, list[dict]]) -> dict:
+    """The first method minus each other one: main F1 and content recall."""
+    if len(methods) < 2:
+        return {}
+    measures = {"F1": lambda r: main_f1(dataset, r), "content recall": lambda r: r.get("content_recall")}
+    per = {m: {(r["case"], r["qid"]): r for r in scored[m]} for m in methods}
+    return {f"{methods[0]} - {m} ({label})": d for (m, label), d in paired_differences(methods, per, measures).items()}
 
 
 def metric_columns(dataset: str, s: dict) -> list[float | None]:

@@ -51,8 +51,8 @@ def latest(rows: list[dict]) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
     for split in dict.fromkeys(r["split"] for r in rows):
         mine = [r for r in rows if r["split"] == split]
-        last = (mine[-1]["commit"], mine[-1]["settings_digest"], mine[-1]["measured"])
-        out[split] = [r for r in mine if (r["commit"], r["settings_digest"], r["measured"]) == last]
+        key = lambda r: (r["commit"], r["settings_digest"], r["measured"], r.get("run"))  # noqa: E731
+        out[split] = [r for r in mine if key(r) == key(mine[-1])]
     return out
 
 
@@ -79,10 +79,12 @@ def recall_table(rows: list[dict], metric: str = "content_recall") -> list[str]:
 ANSWER_METRICS = ("f1", "content_recall", "answer_stage_tokens", "seconds", "packet_tokens")
 
 
-def _run_split(cases: list[str], sessions) -> str:
-    """The split an evaluation run's conversations and sessions make up (else "other")."""
-    names = {split_of(c) for c in cases}
-    return names.pop() if len(names) == 1 and sessions == SESSIONS else "other"
+def _run_split(config: dict) -> str:
+    """The split an evaluation run's conversations, sessions and questions make up (else "other":
+    a run over every case of a file, or capped at N questions per case, is no split)."""
+    names = {split_of(c) for c in config.get("cases") or ()}
+    whole = config.get("sessions") == SESSIONS and not config.get("questions")
+    return names.pop() if len(names) == 1 and whole else "other"
 
 
 def answer_rows(run: Path, answered_at: str | None = None, measured: str | None = None, note: str = "") -> list[dict]:
@@ -93,8 +95,8 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
     answered count, so that the methods are compared on the same questions."""
     from datetime import date
 
-    from .report import main_f1, read_rows
-    from .stats import paired_bootstrap, stratified_bootstrap
+    from .report import main_f1, paired_differences, read_rows
+    from .stats import stratified_bootstrap
 
     config = json.loads((run / "config.json").read_text(encoding="utf-8"))
     dataset = config["dataset"]
@@ -107,9 +109,10 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
         raise ValueError(f"{run}: no question answered by every method")
     base = {"commit": answered_at or config.get("commit") or "unknown",
             "settings_digest": config.get("settings_digest") or "unrecorded", "note": note,
-            "split": _run_split(config["cases"], config.get("sessions")), "cases": sorted({c for c, _ in shared}),
+            "split": _run_split(config), "cases": sorted({c for c, _ in shared}),
             "sessions": config.get("sessions"), "measured": measured or date.today().isoformat(),
-            "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared)}
+            "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared),
+            "dataset": dataset, "temperature": config.get("answer_temperature"), "cpus": config.get("cpus")}
     strata = [c for c, _ in shared]
     value = {"f1": lambda r: main_f1(dataset, r), "content_recall": lambda r: r.get("content_recall"),
              "answer_stage_tokens": lambda r: r.get("answer_stage_tokens"), "seconds": lambda r: r.get("seconds"),
@@ -127,22 +130,18 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
             else:
                 row["value"] = round(sum(xs) / len(xs), 1)
             out.append(row)
-    ref = methods[0]
-    for m in methods[1:]:
-        for metric in ("f1", "content_recall"):
-            a = [value[metric](per[ref][q]) for q in shared]
-            b = [value[metric](per[m][q]) for q in shared]
-            if any(x is None for x in a + b):
-                continue
-            d = paired_bootstrap(a, b, strata)
-            out.append({**base, "method": f"{ref} - {m}", "metric": metric, "value": round(d["mean"], 4),
-                        "low": round(d["low"], 4), "high": round(d["high"], 4), "excludes_zero": d["excludes_zero"]})
+    measures = {metric: value[metric] for metric in ("f1", "content_recall")}
+    for (m, metric), d in paired_differences(methods, per, measures, shared).items():
+        out.append({**base, "method": f"{methods[0]} - {m}", "metric": metric, "value": round(d["mean"], 4),
+                    "low": round(d["low"], 4), "high": round(d["high"], 4), "excludes_zero": d["excludes_zero"]})
     return out
 
 
 def add_run(run: Path, folder: Path, answered_at: str | None = None, note: str = "") -> int:
     """Append a finished evaluation run's rows to ``folder/answers.jsonl``; the number written."""
     rows = answer_rows(run, answered_at, note=note)
+    if any((r.get("run"), r["commit"]) == (rows[0]["run"], rows[0]["commit"]) for r in read(folder, "answers.jsonl")):
+        raise ValueError(f"run {rows[0]['run']!r} at commit {rows[0]['commit']} is already in {folder / 'answers.jsonl'}")
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "answers.jsonl", "a", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -262,18 +261,30 @@ def results_markdown(folder: Path) -> str:
         first = mine[0]
         out += ([f"## Answers, {_split_name(split, mine)}", "",
                 f"Run `{first['run']}` answered at commit `{first['commit']}`, settings `{first['settings_digest']}`, "
-                f"model {first['model']} (temperature 0), measured {first['measured']}; {first['n']} questions "
-                "(categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring. Seconds on 2 CPU cores, "
-                 "one model process." + (f" Note: {first['note']}" if first.get("note") else ""), ""]
+                f"model {first['model']}{_temperature(first)}, measured {first['measured']}; {first['n']} questions"
+                + (" (categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring."
+                   if first.get("dataset", "locomo") == "locomo" else ". F1: ES-MemEval's (unique word sets).")
+                + (f" Seconds on {first['cpus']} CPU cores." if first.get("cpus") else "")
+                + " Full-context shows every turn, so its content recall is 1 by construction."
+                + (f" Note: {first['note']}" if first.get("note") else ""), ""]
                 + answers_table(mine) + [""])
     scores = audit_scores(folder)
     if scores:
+        rounds_file = folder / "audit" / "rounds.json"
+        rounds = json.loads(rounds_file.read_text(encoding="utf-8")) if rounds_file.exists() else {}
+        drawn = "; ".join(f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
+                          f"built at `{r['built_at']}`" for c, r in rounds.items())
         out += ["## Hand audit of the test builds", "",
-                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed 38`) over the test builds "
+                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
                 f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
-                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`.", ""] + \
-            audit_table(scores) + [""]
+                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`."
+                + (f" Drawn: {drawn}." if drawn else ""), ""] + audit_table(scores) + [""]
     return "\n".join(out)
+
+
+def _temperature(row: dict) -> str:
+    # runs added before the answer temperature was recorded ran at the default, 0
+    return f" (temperature {row.get('temperature') or 0.0:g})"
 
 
 def readme_table(folder: Path) -> str:

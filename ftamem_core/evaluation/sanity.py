@@ -28,7 +28,7 @@ def _null_units(case_id: str, session, turns: list) -> list[FTAUnit]:
         people = sorted({t.speaker or t.role for t in block})
         who = " and ".join(people) if len(people) < 3 else ", ".join(people[:-1]) + f" and {people[-1]}"
         out.append(FTAUnit(case_id=case_id,
-                           fact=FactAnchor(text=f"{who} talked.", participants=people),
+                           fact=FactAnchor(text=f"{who} talked.", participants=people), origin="unknown",
                            time=TimeAnchor(dialogue_time=session.time),
                            evidence=Evidence(session_id=session.id, start=block[0].idx, end=block[-1].idx,
                                              dialogue_time=session.time)))

@@ -1,21 +1,20 @@
 """Rules for English: whether a case's turns are English, and which repairs read English words.
 
-``is_english`` counts the share of the running words that are among English's most frequent
-function words: about 40-50% in English conversation, close to 0 in Chinese (no word is
-matched), in German or Spanish well under the threshold.
+``is_english`` asks lingua (a maintained, offline language identifier with its models in the
+wheel) which language the turns are in. Counting English function words did not do: colloquial
+Spanish, German and Italian share "no", "me", "a", "so", "also", "was" with it, and a mostly
+Chinese case with a few English words passed. Too little text to tell (fewer than ``MIN_TOKENS``
+words, each CJK character counted as one) is taken as English, the method's own language: a
+case of "Thanks!" and "Bye!" keeps its repairs.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-# The most frequent English function words (closed classes: articles, pronouns, auxiliaries,
-# prepositions, conjunctions), which no other language uses as its own words this often.
-FUNCTION_WORDS = frozenset("""the a an and or but if so of to in on at for with from by about as into than then
-i me my mine you your yours he him his she her hers it its we us our they them their this that these those
-is are was were be been being am do does did have has had will would can could should shall may might must
-not no yes what who when where why how which there here just very really too also all some any""".split())
-MIN_SHARE = 0.2
+MIN_TOKENS = 20
+SAMPLE_CHARS = 20_000
 
 # The construction settings whose code reads English words (word lists, English pronouns, stems
 # of [a-z] words, sentences split at English punctuation), and their value when switched off.
@@ -31,14 +30,25 @@ REPAIRS_OFF = {
     "coverage_pass": False,     # its fact is checked against the turn's [a-z] words
 }
 
-_WORD = re.compile(r"[^\W\d_]+")
+# a run of letters, or one CJK character (Chinese, Japanese, Korean write no spaces)
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 
 
-def function_word_share(texts: list[str]) -> float:
-    words = _WORD.findall(" ".join(texts).lower())
-    return sum(w in FUNCTION_WORDS for w in words) / len(words) if words else 0.0
+@functools.cache
+def _detector():
+    from lingua import LanguageDetectorBuilder
+
+    # low accuracy mode: the trigram models only, enough for a case's worth of text
+    return LanguageDetectorBuilder.from_all_languages().with_low_accuracy_mode().build()
 
 
 def is_english(texts: list[str]) -> bool:
-    """Whether the texts read as English (``MIN_SHARE`` of their words are English function words)."""
-    return function_word_share(texts) >= MIN_SHARE
+    """Whether the texts read as English; fewer than ``MIN_TOKENS`` words cannot tell and count
+    as English."""
+    step = max(1, sum(map(len, texts)) // SAMPLE_CHARS)  # a long case: every step-th turn
+    text = "\n".join(texts[::step])
+    if len(_TOKEN.findall(text)) < MIN_TOKENS:
+        return True
+    from lingua import Language
+
+    return _detector().detect_language_of(text) == Language.ENGLISH

@@ -1,0 +1,130 @@
+"""Setting turn_anchors (candidate, issue 39): the extraction reply gives each of the person's
+substantive turns a feeling and an intention, and units without their own take their turns'."""
+
+import pytest
+from pydantic import ValidationError
+
+from ftamem_core import consent
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.extraction import anchor_turns, reply_model, turn_anchors, with_turn_anchors
+from ftamem_core.models import (AffectAnchor, Case, CaseDocument, Evidence, FactAnchor, FTAUnit, Session,
+                                SessionDocument, Turn)
+from ftamem_core.prompts import load_prompt
+
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+
+TURNS = [Turn(idx=4, role="user", speaker="Omar", text="My grandmother died two days ago, I keep thinking of her."),
+         Turn(idx=5, role="assistant", speaker="Coach", text="I am so sorry to hear that, Omar."),
+         Turn(idx=6, role="user", speaker="Omar", text="Thanks. I will visit her grave on Sunday with my brother.")]
+
+
+def test_the_reply_asks_each_persons_turn_first_and_requires_every_one():
+    model = reply_model([], 1, anchored_turns=anchor_turns(TURNS, 6))
+    schema = model.model_json_schema()
+    assert list(schema["properties"]) == ["turn_anchors", "memory_units"]
+    per_turn = schema["$defs"]["TurnAnchors"]
+    assert per_turn["required"] == ["turn_4", "turn_6"]  # the assistant's turn is not asked
+    good = {"turn_anchors": {"turn_4": {"feeling": "grieving", "intention": "unknown"},
+                             "turn_6": {"feeling": "unknown", "intention": "visit the grave"}},
+            "memory_units": [unit("Omar's grandmother died.", 4, 4)]}
+    assert model.model_validate(good).turn_anchors.turn_4.feeling == "grieving"
+    with pytest.raises(ValidationError):
+        model.model_validate({**good, "turn_anchors": {"turn_4": good["turn_anchors"]["turn_4"]}})
+    assert list(reply_model([], 1).model_json_schema()["properties"]) == ["memory_units"]  # off: the paper's
+
+
+def test_an_example_anchor_the_turn_does_not_share_is_dropped_and_an_inferred_feeling_kept():
+    model = reply_model([], 0, anchored_turns=anchor_turns(TURNS, 6))
+    reply = model.model_validate({"turn_anchors": {"turn_4": {"feeling": "grieving", "intention": "unknown"},
+                                                   "turn_6": {"feeling": "nervous", "intention": "apply at the shipyard"}},
+                                  "memory_units": []})
+    anchors = turn_anchors(reply, anchor_turns(TURNS, 6), ["Omar", "Coach"])
+    assert anchors[4].emotion_or_state == "grieving"  # no word of the turn: clearly shown, kept
+    assert anchors[6].emotion_or_state == "unknown" and anchors[6].intention_or_plan == "unknown"  # the example's
+
+
+def _unit(start, end, who=("Omar",), feeling="unknown"):
+    return FTAUnit(case_id="c", fact=FactAnchor(text="Omar said something.", participants=list(who)),
+                   affect=AffectAnchor(emotion_or_state=feeling),
+                   evidence=Evidence(session_id=1, start=start, end=end))
+
+
+def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
+    anchors = {4: AffectAnchor(emotion_or_state="grieving"),
+               5: AffectAnchor(emotion_or_state="sympathetic"),
+               6: AffectAnchor(intention_or_plan="visit the grave on Sunday")}
+    copied = with_turn_anchors(_unit(4, 4), anchors, TURNS)
+    assert copied.affect.emotion_or_state == "grieving" and copied.affect.intention_or_plan == "unknown"
+    whole = with_turn_anchors(_unit(4, 6), anchors, TURNS)
+    assert whole.affect.emotion_or_state == "grieving"
+    assert whole.affect.intention_or_plan == "visit the grave on Sunday"
+    assert with_turn_anchors(_unit(4, 6, feeling="sad"), anchors, TURNS).affect.emotion_or_state == "sad"
+    coach = with_turn_anchors(_unit(4, 6, who=("Coach",)), anchors, TURNS)
+    assert coach.affect.emotion_or_state == "sympathetic"  # the unit's own person's turn first
+
+
+def test_the_prompt_adds_its_rule_and_example_only_with_the_setting():
+    plain, anchored = load_prompt("extraction"), load_prompt("extraction", options=frozenset({"turn_anchors"}))
+    assert "turn_anchors" not in plain.user and "=== " not in plain.user
+    assert "11. turn_anchors:" in anchored.user and '{"turn_anchors": {"turn_7"' in anchored.user
+    assert plain.system == anchored.system
+
+
+def _build(store, on: bool):
+    doc = CaseDocument(case=Case(id="g"), sessions=[SessionDocument(session=Session(source_id="s1", time="2025-03-07"),
+                                                                   turns=[t.model_copy(update={"idx": 0}) for t in TURNS])])
+    store.ingest([doc])
+    consent.record(store, "g", "granted", "test", "scripted case")
+    pipeline, prompts = Pipeline(seg_size=3), []
+
+    def extraction(messages):  # one unit of the death; the plan is left to the verbatim copy
+        prompts.append(messages[-1]["content"])
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        reply = {"memory_units": [{**unit("Omar's grandmother died two days ago.", idx[0], idx[0]),
+                                   "content": {**unit("x", 0, 0)["content"], "participants": ["Omar"],
+                                               "text": "Omar's grandmother died two days ago.",
+                                               "emotion_or_state": "unknown"}}]}
+        if on:
+            reply["turn_anchors"] = {"turn_%d" % idx[0]: {"feeling": "grieving", "intention": "unknown"},
+                                     "turn_%d" % idx[2]: {"feeling": "unknown", "intention": "visit her grave"}}
+        return reply
+
+    pipeline.extraction = extraction
+    settings = load_settings(environ={}).with_overrides(turn_anchors=on)
+    Builder(store, pipeline.llm(), HashEmbedder(), settings).build("g")
+    return {u.fact.text: u.affect for u in store.units("g")}, prompts
+
+
+def test_a_build_with_turn_anchors_gives_the_model_unit_and_the_copy_their_turns_anchors(store):
+    units, prompts = _build(store, on=True)
+    assert "11. turn_anchors:" in prompts[0]
+    death = units["Omar's grandmother died two days ago."]
+    assert death.emotion_or_state == "grieving"
+    copy = next(a for text, a in units.items() if "grave" in text)
+    assert copy.intention_or_plan == "visit her grave"
+
+
+def test_without_the_setting_the_build_is_the_papers(store):
+    units, prompts = _build(store, on=False)
+    assert "turn_anchors" not in prompts[0]
+    assert all(a.emotion_or_state == "unknown" for a in units.values())
+
+
+def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_only_when_on(store):
+    plain, strict = load_prompt("linking"), load_prompt("linking", options=frozenset({"strict_links"}))
+    assert "Looking alike is not a relation" not in plain.user and "=== " not in plain.user
+    assert "Looking alike is not a relation" in strict.user and '"memory_id": "m12", "relation": "unknown"' in strict.user
+    seen = []
+    pipeline = Pipeline(seg_size=3)
+    linking = pipeline.linking
+    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or linking(messages)
+    pipeline.extraction = lambda messages: {"memory_units": [unit(
+        "Omar's grandmother died two days ago.", *[turn_indices([{"content": section(messages, "Fragment turns:")}])[0]] * 2)]}
+    doc = CaseDocument(case=Case(id="l"), sessions=[
+        SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-0{i}"), turns=list(TURNS)) for i in (1, 2)])
+    store.ingest([doc])
+    consent.record(store, "l", "granted", "test", "scripted case")
+    settings = load_settings(environ={}).with_overrides(strict_links=True, link_threshold=0.0, turns_per_unit=0)
+    Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
+    assert seen and all("Looking alike is not a relation" in text for text in seen)

@@ -189,7 +189,7 @@ def toast(message: object) -> None:
 
 def named() -> bool:
     """Whether changes can be attributed: a signed-in user, or a name typed in the sidebar."""
-    return bool(st.session_state.get("user") or (st.session_state.get("who") or "").strip())
+    return bool(signed_in() or (st.session_state.get("who") or "").strip())
 
 
 def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True, label: str = "Confirm") -> None:
@@ -225,7 +225,32 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
 
 def who() -> str:
     """The name for the edit history and the access log: the signed-in user where there is one."""
-    return st.session_state.get("user") or st.session_state.get("who") or "counselor"
+    return signed_in() or st.session_state.get("who") or "counselor"
+
+
+def signed_in() -> str | None:
+    """Who is signed in: with OIDC the provider's identity (st.user's e-mail, else name), else a
+    configured user's name; None when nobody is."""
+    s = settings()
+    if s.auth.oidc:
+        if not st.user.is_logged_in:
+            return None
+        return str(st.user.get("email") or st.user.get("name") or "signed-in user")
+    user = st.session_state.get("user")
+    return user if user in s.auth.users else None
+
+
+@st.cache_resource
+def attempts() -> auth.Attempts:
+    """Failed sign-ins in this process (every session's), for the lockout."""
+    s = settings()
+    return auth.Attempts(s.auth.max_failures, s.auth.lockout_minutes)
+
+
+def _request() -> tuple[str | None, str]:
+    """The Host header of this session's request and the client's address ("unknown" if not told)."""
+    headers = st.context.headers or {}
+    return headers.get("Host"), str(getattr(st.context, "ip_address", None) or "unknown")
 
 
 def sign_in() -> str | None:
@@ -233,28 +258,38 @@ def sign_in() -> str | None:
     and nothing else (the script stops here)."""
     s = settings()
     address = st.get_option("server.address") or ""
+    host, client = _request()
+    if not auth.host_allowed(host, address, s.auth.allowed_hosts):
+        st.error(plain(f"This app does not answer to {host!r}: open it at the address it was started on, or add the "
+                       "name to the setting auth.allowed_hosts."))
+        st.stop()
     if not auth.sign_in_required(address, s.auth.users, s.auth.oidc):
         return None
     problem = auth.start_problem(address, s.auth.users, s.auth.oidc)
     if problem:  # scripts/app_server.py refuses to start like this; say so if started otherwise
         st.error(plain(f"Refusing to serve: {problem}."))
         st.stop()
+    user = signed_in()
+    if user is not None:
+        return user
     if s.auth.oidc:
-        if not st.user.is_logged_in:
-            st.button("Sign in", on_click=st.login)
-            st.stop()
-        return str(st.user.get("email") or st.user.get("name") or "signed-in user")
-    if st.session_state.get("user") in s.auth.users:
-        return st.session_state["user"]
+        st.button("Sign in", on_click=st.login)
+        st.stop()
     st.title("FTA-Mem Studio")
     with st.form("sign-in"):
         name = st.text_input("Name")
         password = st.text_input("Password", type="password")
         if st.form_submit_button("Sign in"):
-            if auth.check_user(s.auth.users, name, password):
+            wait = attempts().locked(name, client)
+            if wait:  # the password is not even checked
+                st.error(f"Too many failed sign-ins: try again in {max(1, round(wait / 60))} minute(s).")
+            elif auth.check_user(s.auth.users, name, password):
+                attempts().succeeded(name, client)
                 st.session_state["user"] = name
                 st.rerun()
-            st.error("Wrong name or password.")
+            else:
+                attempts().failed(name, client)
+                st.error("Wrong name or password.")
     st.stop()
 
 

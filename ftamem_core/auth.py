@@ -14,6 +14,8 @@ import hashlib
 import hmac
 import ipaddress
 import os
+import threading
+import time
 
 from .models import utcnow
 from .store import Store
@@ -62,6 +64,66 @@ def is_loopback(address: str) -> bool:
 
 def sign_in_required(address: str, users: dict[str, str], oidc: bool) -> bool:
     return bool(users) or oidc or not is_loopback(address)
+
+
+class Attempts:
+    """Failed sign-ins per name and per client (one process, every session): after ``limit``
+    failures within ``minutes`` either is locked until that window has passed, a right password
+    included, so a password cannot be guessed at scrypt's speed, nor one name from many clients."""
+
+    def __init__(self, limit: int = 5, minutes: float = 5.0, clock=time.monotonic):
+        self.limit, self.window, self.clock = limit, minutes * 60, clock
+        self._failures: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def _keys(self, name: str, client: str) -> tuple[str, str]:
+        return f"name:{name}", f"client:{client}"
+
+    def locked(self, name: str, client: str) -> float:
+        """Seconds until this name and client may try again (0: now)."""
+        now = self.clock()
+        with self._lock:
+            waits = [0.0]
+            for key in self._keys(name, client):
+                recent = [t for t in self._failures.get(key, []) if now - t < self.window]
+                self._failures[key] = recent
+                if len(recent) >= self.limit:
+                    waits.append(recent[-self.limit] + self.window - now)
+            return max(waits)
+
+    def failed(self, name: str, client: str) -> None:
+        with self._lock:
+            for key in self._keys(name, client):
+                self._failures.setdefault(key, []).append(self.clock())
+
+    def succeeded(self, name: str, client: str) -> None:
+        with self._lock:
+            for key in self._keys(name, client):
+                self._failures.pop(key, None)
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header, without its port ("[::1]:8501" -> "::1")."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def host_allowed(host: str | None, address: str, allowed: list[str]) -> bool:
+    """Whether a request's Host header names this app: a configured name, the address it
+    listens on, or on loopback a loopback name. A page elsewhere whose name resolves to
+    127.0.0.1 (DNS rebinding) sends its own name and is refused. Listening on every interface
+    with no names configured, any name is taken (sign-in is required there)."""
+    if not host:  # not a browser's request: nothing to compare
+        return True
+    names = {host_name(n) for n in allowed}
+    bound = address.strip().strip("[]").lower()
+    if bound and bound not in ("0.0.0.0", "::"):
+        names.add(bound)
+    if is_loopback(address):
+        names |= LOOPBACK_NAMES
+    return not names or host_name(host) in names
 
 
 def start_problem(address: str, users: dict[str, str], oidc: bool) -> str | None:

@@ -81,6 +81,13 @@ class Fused(BuildEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class FusionUndone(BuildEvent):
+    carried: str  # the partial a person deleted or edited during the build, and the unit kept instead
+    kept: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class DuplicateMerged(BuildEvent):
     kept: str
     dropped: str

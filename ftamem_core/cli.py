@@ -372,6 +372,7 @@ def cmd_build(args, settings: Settings):
             f"units, {report.partial_units} partial, {report.fusions} fusions, {report.links} links in "
             f"{report.seconds:.1f} s")
     if report.status != "done":  # stopped (consent withdrawn, Stop): a script must not take it for done
+        _log_access(args, settings)  # it ran, and read the case, until it stopped
         raise StoreError(text)
     return data, "\n".join([text, *(f"note: {n}" for n in report.notes)])
 

@@ -86,6 +86,12 @@ class AuthConfig(BaseModel):
     users: dict[str, str] = setting(default_factory=dict, description="name = hash from `ftamem hash-password`")
     oidc: bool = setting(False, description="Streamlit's `st.login`, the provider in `.streamlit/secrets.toml` "
                          "`[auth]`")
+    max_failures: int = setting(5, ge=1, description="failed sign-ins in a row, per name and per client, before "
+                                "sign-in is locked for them")
+    lockout_minutes: float = setting(5.0, gt=0, description="how long a name or client stays locked")
+    allowed_hosts: list[str] = setting(default_factory=list, description="host names the app answers to (a "
+                                       "proxy's public name), besides the address it listens on and, on loopback, "
+                                       "localhost; a request naming another host is refused")
 
 
 class Ablations(BaseModel):

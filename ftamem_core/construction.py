@@ -203,7 +203,10 @@ class Builder:
             detect = lambda window_turns: self._detect(window_turns, session)  # noqa: E731
         # Eq. 4: every unit still partial is carried, also those left open by earlier sessions.
         carried: list[FTAUnit] = self.store.units(case_id, construction_status="partial")
-        self._superseded: list[int] = []  # stored partial units fused in this session
+        # Stored partial units fused in this session, as read (replaced when it is done), and by
+        # their creation time the candidate each fused unit is stored as if a person changes them.
+        self._superseded: dict[int, FTAUnit] = {}
+        self._unfused: dict[str, FTAUnit] = {}
         # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
@@ -221,7 +224,7 @@ class Builder:
                 carried = self._extract(fragment, carried, turns, report)
         still_open = [u for u in carried if u.id is None]
         if still_open:  # stored as partial (nothing extracted is lost) and carried into the next session
-            self.store.add_units(case_id, still_open, self.embedder.encode([retrieval_text(u) for u in still_open]))
+            self._add_current(case_id, still_open, self.embedder.encode([retrieval_text(u) for u in still_open]))
             report.partial_units += len(still_open)
         self._longitudinal(case_id, session, turns, build_id, segmentation)
         self.progress(ev.SessionDone(session=session.idx, units=report.units, links=report.links))
@@ -278,14 +281,15 @@ class Builder:
                       for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
-        for partial, candidate, fused in result.fusions:
-            report.fusions += 1
-            if partial.id is not None:  # carried from an earlier session: replaced when this one is done
-                self._superseded.append(partial.id)
-            self.progress(ev.Fused(carried=partial.fact.text, candidate=candidate.fact.text, fused=fused.fact.text))
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
         here = lambda u: u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
             update={"session_id": fragment.session_id})})
+        for partial, candidate, fused in result.fusions:
+            report.fusions += 1
+            if partial.id is not None:  # carried from an earlier session: replaced when this one is done
+                self._superseded[partial.id] = partial
+                self._unfused[fused.created_at] = here(candidate)  # fuse() keeps the partial's creation time
+            self.progress(ev.Fused(carried=partial.fact.text, candidate=candidate.fact.text, fused=fused.fact.text))
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
         extra = (verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words,
@@ -377,7 +381,7 @@ class Builder:
             units, verbatim = self._settle_speakers(case_id, units, list(verbatim), list(turns))
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
-        ids = self.store.add_units(case_id, everything, vectors)
+        everything, ids = self._add_current(case_id, everything, vectors)
         stored = [u.model_copy(update={"id": uid}) for u, uid in zip(everything, ids)]
         for unit in stored:
             report.units += 1
@@ -451,8 +455,42 @@ class Builder:
         with self.store.transaction():
             self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])
             self.store.save_support(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_support])
-            self.store.delete_units(case_id, self._superseded)
+            self.store.delete_units(case_id, [i for i, p in self._superseded.items() if not self._changed(case_id, p)])
             self.store.mark_session_done(case_id, session.id, build_id, segmentation)
+
+    # A person may delete or edit a stored partial unit while a build carries it ---------------
+
+    def _add_current(self, case_id: str, units: list[FTAUnit], vectors) -> tuple[list[FTAUnit], list[int]]:
+        """Store units in the transaction that re-reads the partials they fused: one deleted or
+        edited since it was read gives way, its fused unit is stored as the candidate alone and the
+        partial is not replaced (the person's change wins over the build's old copy)."""
+        with self.store.transaction():
+            current = [self._current(case_id, u) for u in units]
+            if current != units:
+                vectors = self.embedder.encode([retrieval_text(u) for u in current])
+            return current, self.store.add_units(case_id, current, vectors)
+
+    def _current(self, case_id: str, unit: FTAUnit) -> FTAUnit:
+        partial = next((p for p in self._superseded.values() if p.created_at == unit.created_at), None)
+        if unit.origin != "fused" or unit.created_at not in self._unfused or partial is None:
+            return unit
+        if not self._changed(case_id, partial):
+            return unit
+        self._superseded.pop(partial.id)
+        self.progress(ev.FusionUndone(carried=partial.fact.text, kept=self._unfused[unit.created_at].fact.text,
+                                      why="the partial unit was deleted or edited during the build"))
+        return self._unfused[unit.created_at]
+
+    def _changed(self, case_id: str, partial: FTAUnit) -> bool:
+        """Whether the stored partial is gone, or says or points at something else than when it
+        was read (its version alone would also count this build's link maintenance of it)."""
+        now = self.store.units_by_id(case_id, [partial.id])
+        return not now or _content(now[0]) != _content(partial)
+
+
+def _content(unit: FTAUnit) -> tuple:
+    """What a person edits or disputes in a unit (not its lifecycle, which linking changes)."""
+    return unit.fact, unit.time, unit.affect, unit.evidence, unit.disputed
 
 
 def people(turns: list[Turn], role: str | None = None) -> str:

@@ -112,7 +112,13 @@ class Store(BuildRecords):
         if self.path == ":memory:":
             return True
         with self._lock:
-            busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            # A reader elsewhere is waited for 2 s, not the 10 s a write waits: a deletion in the
+            # app must not hang on another process's long read (its frames go at the next one).
+            self.conn.execute("PRAGMA busy_timeout = 2000")
+            try:
+                busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                self.conn.execute("PRAGMA busy_timeout = 10000")
         return not busy
 
     def migrations(self) -> list[str]:

@@ -521,6 +521,10 @@ def test_loading_with_replace_asks_first_and_cancel_keeps_the_case(app):
     next(b for b in at.button if b.label == "Replace them").click().run()
     assert not at.exception, at.exception
     assert store.units("sample-daniel") == []  # replaced: loaded again from the file, not built yet
+    from ftamem_core import auth, consent
+
+    assert "replace" in [r["action"] for r in auth.access_log(store, "sample-daniel")]  # issue 40 item 8
+    assert consent.granted(store, "sample-daniel")  # its consent log stays
 
 
 def test_first_start_says_what_to_do_next_with_the_time_it_takes(app, monkeypatch):

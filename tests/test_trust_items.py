@@ -452,3 +452,156 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
         assert time.monotonic() - started < 4
     finally:
         server.close()
+
+
+# Item 6: a person's deletion or edit of a carried partial unit wins over a running build -----------
+
+
+@pytest.mark.parametrize("change", ["delete", "edit"])
+def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_build(tmp_path, change):
+    from ftamem_core import consent
+    from ftamem_core.construction import Builder
+
+    from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+    from test_construction import SETTINGS, doc
+
+    db = tmp_path / "m.db"
+    builder_store, person = Store(db), Store(db)  # the build's process and the person's
+    builder_store.ingest([doc()])
+    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        if idx[0] == 4:  # the last fragment of session 0 leaves a partial unit
+            return {"memory_units": [unit("Maya booked a sleep clinic visit.", 4, 5, status="partial")]}
+        if idx[0] == 8:  # while the model completes it, the person changes it
+            (partial,) = [u for u in person.units("c1", None) if u.construction_status == "partial"]
+            if change == "delete":
+                editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
+            else:
+                editing.edit_unit(person, None, "c1", partial.id, {"fact.text": "Maya booked a dentist visit."},
+                                  partial.version, "Dana", "misheard")
+            return {"memory_units": [unit("The visit is on March 12.", 8, 9, completes="p1")]}
+        return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    report = Builder(builder_store, pipeline.llm(), HashEmbedder(),
+                     SETTINGS.with_overrides(verbatim_fallback=False)).build("c1")
+    assert report.status == "done"
+    texts = {u.fact.text: u for u in person.units("c1", None)}
+    assert not any("sleep clinic" in t for t in texts)  # the build's old copy is not brought back
+    assert "The visit is on March 12." in texts  # what the model wrote of this fragment is kept
+    if change == "edit":
+        assert texts["Maya booked a dentist visit."].construction_status == "partial"  # the edit stands
+    builder_store.close()
+    person.close()
+
+
+# Item 5: the OIDC identity is the user everywhere --------------------------------------------------
+
+
+class _OIDCUser(dict):
+    """What st.user holds after st.login with a provider."""
+
+    is_logged_in = True
+
+
+@pytest.fixture
+def oidc(app, tmp_path, monkeypatch):
+    import streamlit as st
+
+    config = tmp_path / "ftamem.toml"
+    config.write_text("[auth]\noidc = true\n")
+    monkeypatch.setenv("FTAMEM_CONFIG", str(config))
+    monkeypatch.setattr(st, "user", _OIDCUser(email="dana@clinic.example", name="Dana"))
+    st.cache_resource.clear()
+    return app
+
+
+def test_item5_the_oidc_identity_is_the_user_everywhere(oidc):
+    from ftamem_core import auth, consent
+    from ftamem_core.privacy import erasures
+
+    from test_pages import built, open_page
+
+    store = built(oidc)
+    at = open_page("pages/privacy.py")
+    assert not at.exception
+    assert "Signed in as dana@clinic.example" in [t.value for t in at.sidebar.text]
+    assert not any("Type your name" in w.value for w in at.warning)  # nothing to type: the identity is known
+    withdraw = next(b for b in at.button if b.label == "Record consent withdrawn")
+    assert not withdraw.disabled
+    withdraw.click().run()
+    assert not at.exception
+    assert consent.state(store, "sample-daniel")["who"] == "dana@clinic.example"
+    log = auth.access_log(store, "sample-daniel")
+    assert {r["who"] for r in log} == {"dana@clinic.example"}  # never "counselor"
+    next(t for t in at.text_input if t.label == "Case id").set_value("sample-daniel").run()
+    erase = next(b for b in at.button if b.label == "Erase for good")
+    assert not erase.disabled
+    erase.click().run()
+    assert erasures(store)[-1]["who"] == "dana@clinic.example"
+
+
+# Item 9: sign-in on any address, attempts limited, the Host checked ----------------------------------
+
+
+def test_item9_attempts_are_limited_per_name_and_per_client():
+    from ftamem_core import auth
+
+    now = [0.0]
+    attempts = auth.Attempts(limit=5, minutes=5, clock=lambda: now[0])
+    for _ in range(5):
+        assert attempts.locked("ana", "10.0.0.1") == 0
+        attempts.failed("ana", "10.0.0.1")
+    assert attempts.locked("ana", "10.0.0.1") == 300
+    assert attempts.locked("ana", "10.0.0.2") == 300  # the name, from any client
+    assert attempts.locked("bob", "10.0.0.1") == 300  # the client, for any name
+    assert attempts.locked("bob", "10.0.0.2") == 0
+    now[0] = 301
+    assert attempts.locked("ana", "10.0.0.1") == 0  # the window has passed
+
+
+def test_item9_the_host_header_must_name_the_app():
+    from ftamem_core import auth
+
+    assert auth.host_allowed("127.0.0.1:8501", "127.0.0.1", [])
+    assert auth.host_allowed("localhost:8501", "127.0.0.1", [])
+    assert auth.host_allowed("[::1]:8501", "::1", [])
+    assert not auth.host_allowed("evil.example:8501", "127.0.0.1", [])  # DNS rebinding
+    assert auth.host_allowed("memory.clinic.example", "127.0.0.1", ["memory.clinic.example"])  # behind a proxy
+    assert not auth.host_allowed("other.example", "10.0.0.5", [])
+    assert auth.host_allowed("10.0.0.5:8501", "10.0.0.5", [])
+    assert auth.host_allowed("anything.example", "0.0.0.0", [])  # every interface, no names: sign-in guards it
+    assert not auth.host_allowed("anything.example", "0.0.0.0", ["memory.clinic.example"])
+    assert auth.sign_in_required("127.0.0.1", {"ana": "hash"}, False)  # users: on loopback too
+
+
+def test_item9_the_sign_in_form_locks_after_five_failures_and_checks_the_host(app, tmp_path, monkeypatch):
+    import streamlit as st
+
+    import ui
+    from ftamem_core import auth
+
+    from test_pages import open_page
+
+    config = tmp_path / "ftamem.toml"
+    config.write_text(f'[auth]\nlockout_minutes = 5\n[auth.users]\nana = "{auth.hash_password("pw-ana")}"\n')
+    monkeypatch.setenv("FTAMEM_CONFIG", str(config))
+    st.cache_resource.clear()
+
+    def sign_in(at, password):
+        next(t for t in at.text_input if t.label == "Name").set_value("ana")
+        next(t for t in at.text_input if t.label == "Password").set_value(password)
+        next(b for b in at.button if b.label == "Sign in").click().run()
+
+    at = open_page("pages/cases.py")
+    for _ in range(5):
+        sign_in(at, "wrong")
+        assert at.error[0].value == "Wrong name or password."
+    sign_in(at, "pw-ana")  # the right password, but locked
+    assert at.error[0].value.startswith("Too many failed sign-ins") and not at.sidebar.selectbox
+    monkeypatch.setattr(ui, "_request", lambda: ("evil.example:8501", "10.0.0.9"))
+    at = open_page("pages/cases.py")
+    assert "does not answer to" in at.error[0].value and not at.text_input  # not even the form

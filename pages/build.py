@@ -7,6 +7,7 @@ import streamlit as st
 import ui
 from ftamem_core import consent
 from ftamem_core.construction import Builder
+from ftamem_core.display import number, word
 from ftamem_core.editing import describe, human_corrections
 from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.jobs import BuildJob
@@ -78,37 +79,35 @@ ui.confirm_dialog("confirm-rebuild", "Rebuild from scratch?",
                   + "\n\nTo keep them, untick 'Rebuild from scratch': a build then resumes where it stopped.",
                   discard_and_rebuild, reason=False, label="Discard them and rebuild")
 
-job = ui.jobs().get(case_id)
-running = job is not None and job.running
-
-
-@st.fragment(run_every=1.0 if running else None)
-def controls() -> None:
-    """The buttons follow the build's state: a build ending re-enables Start without a click."""
-    job = ui.jobs().get(case_id)
-    running = job is not None and job.running
-    b1, b2 = st.columns(2)
-    b1.button("Start / resume build", on_click=start, disabled=running or not allowed, type="primary")
-    b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
-
-
-controls()
-ui.show_flash()
-
-
 def unit_card(unit: dict) -> None:
     u = FTAUnit.model_validate(unit)
     with st.container(border=True):
-        st.markdown(f"**m{u.id}** · " + ui.plain(f"{u.fact.content_type} · turns {u.evidence.start}–{u.evidence.end}"))
+        st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {number(u.evidence.start)}–{number(u.evidence.end)}"))
         st.text(u.fact.text)
         st.caption(ui.plain(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
                             f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
                             f"intention: {u.affect.intention_or_plan}"))
 
 
+job = ui.jobs().get(case_id)
+running = job is not None and job.running
+
+
 @st.fragment(run_every=1.0 if running else None)
 def live() -> None:
+    """The buttons and the build as it goes (progress, the window, units as they form), redrawn each
+    second while a build runs. When the build starts or ends the whole page runs again, so the
+    refresh is switched on or off and the buttons follow the build's state."""
     job = ui.jobs().get(case_id)
+    if (job is not None and job.running) != running:
+        st.rerun()
+    b1, b2 = st.columns(2)
+    if b1.button("Start / resume build", disabled=running or not allowed, type="primary"):
+        start()
+        st.rerun()  # the page follows the build from here on
+    if b2.button("Stop", disabled=not running):
+        job.stop()
+        st.toast("Stopping after the current model call…")
     if job is None:
         st.info("No build started in this app session. Finished sessions are kept; a build resumes where it stopped.")
         return
@@ -129,24 +128,27 @@ def live() -> None:
     elapsed = (job.finished or time.time()) - job.started
     build_id = next((e.data["build_id"] for e in events if e.kind == "build_started"), None)
     calls, tokens = store.build_usage(build_id) if build_id else (0, 0)
-    st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
-                f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
+    state = "running" if job.running else word(job.report.status) if job.report else "ended"
+    formed = sum(e.kind == "unit_finalised" for e in events)
+    where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job.running else ""
+    st.progress(min(progress, 1.0), text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
+                f"{formed} units · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(ui.plain(job.error))
     began = {e.session: e.at for e in events if e.kind == "session_started"}
     ended = {e.session: e.at for e in events if e.kind == "session_done"}
     if began:
-        st.dataframe([{"session": i, "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
+        st.dataframe([{"session": number(i), "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
                        "state": "done" if i in ended else "building" if job.running else "stopped",
                        "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else None}
                       for i, t in began.items()], hide_index=True)
     if last_window:
         d = last_window.data
-        st.subheader(f"Window turns {d['start']}–{d['end']}")
-        rows = [{"span": f"{a}–{b}", "trigger": t, "state": "final"} for a, b, t in d["final"]]
+        st.subheader(f"Window turns {number(d['start'])}–{number(d['end'])}")
+        rows = [{"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "final"} for a, b, t in d["final"]]
         if d["provisional"]:
             a, b, t = d["provisional"]
-            rows.append({"span": f"{a}–{b}", "trigger": t, "state": "provisional (carried to the next window)"})
+            rows.append({"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.data["unit"] for e in events if e.kind == "unit_finalised"]
     present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u["id"] for u in units])}
@@ -186,4 +188,5 @@ def live() -> None:
                 st.caption(ui.plain(f"m{link['source']} {link['relation']} m{link['target']} ({link['confidence']})"))
 
 
+ui.show_flash()
 live()

@@ -39,6 +39,7 @@ class AskTrace:
     shown_unit_ids: list[int] = field(default_factory=list)  # units the packet shows (within its budget)
     shown_turn_ids: list[int] = field(default_factory=list)  # turns it shows word for word
     channel_turn_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
+    left_out: dict[int, str] = field(default_factory=dict)  # units of the packet not shown -> why (packet.BUDGET ...)
     answer: str = ""
     cited_unit_ids: list[int] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
@@ -60,6 +61,7 @@ class AskTrace:
                 "text": self.packet_text, "tokens": self.packet_tokens,
                 "shown_unit_ids": self.shown_unit_ids, "shown_turn_ids": self.shown_turn_ids,
                 "channel_turn_ids": self.channel_turn_ids,
+                "left_out": {str(k): v for k, v in self.left_out.items()},
             },
             "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
             "warmed": self.warmed,
@@ -127,7 +129,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
             trace.candidates, trace.kept_ids = found.scored.rows(), found.scored.kept_ids()
         trace.packet, shown = found.packet, found.shown
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
-        trace.channel_turn_ids = shown.channel_ids
+        trace.channel_turn_ids, trace.left_out = shown.channel_ids, shown.left_out
         trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)
         trace.packet_tokens = llm.count_tokens(trace.packet_text)
 

@@ -1,0 +1,101 @@
+"""Issue 42, second pass, under AppTest: the build page follows a build, citations hold, a row
+click opens its unit, consent needs a name and shows everywhere, search by meaning, the two Ask
+views, settings and the health check as tables."""
+
+import json
+import re
+import time
+
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.inference import ask
+from ftamem_core.ingest import ingest_file
+from ftamem_core.llm import ScriptedLLM
+from ftamem_core.store import Store
+
+from conftest import SAMPLE, store  # noqa: F401 - store is a fixture
+from scripted import HashEmbedder, Pipeline, section, unit
+from test_pages import SCRIPT, app, built, open_page  # noqa: F401 - app is a fixture
+
+__all__ = ["app", "store"]
+
+
+def slow_script(app_db, delay: float) -> None:
+    """The app's scripted model waits ``delay`` s a call, so a build lasts long enough to watch."""
+    path = app_db.parent / "script.json"
+    path.write_text(json.dumps({**SCRIPT, "_delay": delay}))
+
+
+def buttons(at) -> dict:
+    return {b.label: b for b in at.button}
+
+
+def test_item1_the_build_page_follows_a_build_from_start_to_end(app):
+    store = Store(app)
+    ingest_file(store, SAMPLE, consent_by="test")
+    slow_script(app, 0.4)
+    at = open_page("pages/build.py")
+    assert not buttons(at)["Start / resume build"].disabled and buttons(at)["Stop"].disabled
+    buttons(at)["Start / resume build"].click().run()
+    assert not at.exception, at.exception
+    # The run that follows the click already shows the build: no "no build started", buttons swapped.
+    assert not any("No build started" in i.value for i in at.info)
+    assert buttons(at)["Start / resume build"].disabled and not buttons(at)["Stop"].disabled
+    assert at.get("progress")[0].proto.text.startswith("running")
+    seen, deadline = [], time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.5)
+        at.run()  # the page stays where it is; each run is what its refresh draws
+        assert not at.exception, at.exception
+        text = at.get("progress")[0].proto.text
+        seen.append((text, [h.value for h in at.subheader]))
+        if not text.startswith("running"):
+            break
+    assert seen[-1][0].startswith("done"), seen[-1]
+    # On the way: the window being segmented and units as they formed, before the end.
+    assert any(t.startswith("running") and any(h.startswith("Window turns") for h in heads) for t, heads in seen)
+    assert any(t.startswith("running") and any(h.startswith("Units formed (") and h != "Units formed (0)"
+                                                for h in heads) for t, heads in seen)
+    assert buttons(at)["Stop"].disabled and not buttons(at)["Start / resume build"].disabled
+    assert any(h.value == "Units formed (3)" for h in at.subheader)
+    assert "33 of 33 turns" in seen[-1][0]
+
+
+class SaidUnits(Pipeline):
+    """One unit per turn of Daniel's, in his words (as a small model often writes them)."""
+
+    def extraction(self, messages):
+        body = section(messages, "Fragment turns:")
+        said = re.findall(r"^\[(\d+)\] (?:\([^)]*\) )?Daniel: (.*)$", body, re.M)
+        return {"memory_units": [unit(text[:390], int(i), int(i)) for i, text in said]}
+
+
+def said_case(store) -> None:
+    ingest_file(store, SAMPLE, consent_by="test")
+    settings = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False,
+                             split_facts=False)
+    Builder(store, SaidUnits().llm(), HashEmbedder(), settings).build("sample-daniel")
+
+
+def citing_model(stage, messages):
+    """Cites the unit whose line in the packet says "care home", as a model reading it would; with no
+    such unit, the first unit shown."""
+    if stage == "rewrite":
+        return {"query": "Daniel father care home", "people": ["Daniel"], "time_expressions": [],
+                "content_types": ["event"], "affect_terms": []}
+    lines = re.findall(r"^\[m(\d+)\] (.*)$", messages[-1]["content"], re.M)
+    care = [i for i, line in lines if "care home" in line] or [lines[0][0]]
+    return {"answer": "On October 3rd.", "cited_unit_ids": [f"m{care[0]}"]}
+
+
+def test_item2_the_care_home_question_cites_the_care_home_unit(store):
+    said_case(store)
+    (care,) = [u.id for u in store.units("sample-daniel") if "care home" in u.fact.text]
+    trace = ask(store, "sample-daniel", "When did Daniel's father move into a care home?",
+                ScriptedLLM([citing_model] * 4), HashEmbedder(), load_settings(environ={}))
+    assert care in trace.kept_ids  # kept, and its turn is the channel's best
+    assert trace.cited_unit_ids == [care]
+    assert set(trace.cited_unit_ids) <= set(trace.shown_unit_ids)  # every citation is in the packet shown
+    assert f"[m{care}]" in trace.packet_text and care not in trace.left_out
+    # Every kept unit is shown or says why not.
+    assert set(trace.kept_ids) <= set(trace.shown_unit_ids) | set(trace.left_out)

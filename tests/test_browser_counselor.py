@@ -1,0 +1,88 @@
+"""Issue 42, second pass, in headless Chromium at 1280x800 and 390x844: a build watched from Start
+to its end without leaving the page; a click on a Memory row brings its card into view; consent
+needs a name and a withdrawn case shows a banner on every page."""
+
+import json
+import os
+import re
+import sys
+import time
+
+import pytest
+
+from ftamem_core import consent
+from ftamem_core.loaders import load_file
+from ftamem_core.store import Store
+
+from conftest import ROOT, SAMPLE, free_port, serve
+from test_browser import SHOTS, _text, _wait, browser  # noqa: F401 - browser is a fixture
+from test_pages import SCRIPT
+
+pytestmark = pytest.mark.browser
+SIZES = {"wide": (1280, 800), "phone": (390, 844)}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("counselor")
+    db = tmp / "app.db"
+    store = Store(db)
+    for size in SIZES:  # one unbuilt case per window size, each with consent
+        (doc,) = load_file(SAMPLE)
+        doc.case.id = f"daniel-{size}"
+        store.ingest([doc])
+        consent.record(store, doc.case.id, "granted", "test", "browser test")
+    store.close()
+    script = tmp / "script.json"
+    script.write_text(json.dumps({**SCRIPT, "_delay": 0.5}))  # a scripted build of several seconds
+    port = free_port()
+    env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
+           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}
+    url = f"http://127.0.0.1:{port}"
+    yield from (url for _ in serve(
+        [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
+         "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
+
+
+def _button(driver, label):
+    return next(b for b in driver.find_elements("css selector", "button") if b.text.strip() == label)
+
+
+def _units_formed(text: str) -> int:
+    found = re.search(r"Units formed \((\d+)\)", text)
+    return int(found.group(1)) if found else -1
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(server, browser, size):
+    browser.set_window_size(*SIZES[size])
+    browser.get(f"{server}/build?case=daniel-{size}")
+    start = _wait(lambda: _button(browser, "Start / resume build"), 60)
+    assert start is not None and start.is_enabled() and not _button(browser, "Stop").is_enabled()
+    assert "No build started" in _text(browser)
+    browser.execute_script("window.__same_page = 1")  # gone if the page were loaded again
+    start.click()
+    # From the click on, the page shows the build as it goes: running, the window, units forming.
+    assert _wait(lambda: "running ·" in _text(browser), 30), "the page did not show the build running"
+    assert _wait(lambda: not _button(browser, "Start / resume build").is_enabled()
+                 and _button(browser, "Stop").is_enabled(), 15), "the buttons did not follow the running build"
+    seen = set()
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        text = _text(browser)
+        if "running ·" in text:
+            seen.add(("window", "Window turns" in text))
+            seen.add(("units", _units_formed(text)))
+        if re.search(r"\ndone · ", "\n" + text) or "done · 33 of 33 turns" in text:
+            break
+        time.sleep(0.3)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"build-live-{size}.png"))
+    assert "done · 33 of 33 turns" in _text(browser), _text(browser)[-800:]
+    assert ("window", True) in seen, "no window was shown while the build ran"
+    assert any(kind == "units" and n in (1, 2) for kind, n in seen), f"no unit shown before the end: {seen}"
+    assert _wait(lambda: _button(browser, "Start / resume build").is_enabled()
+                 and not _button(browser, "Stop").is_enabled(), 15), "the buttons did not follow the ended build"
+    assert _units_formed(_text(browser)) == 3
+    assert browser.execute_script("return window.__same_page") == 1  # never left the page
+    assert "No build started" not in _text(browser)

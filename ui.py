@@ -4,6 +4,7 @@ process (st.cache_resource); the active case and the chosen backend live in the 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import streamlit as st
@@ -156,8 +157,22 @@ def require_case() -> str:
 def open_unit(unit_id: int) -> None:
     """Open a unit of the active case on the Memory page (its id goes in the URL too)."""
     st.session_state["unit_id"] = unit_id
+    st.session_state["_scroll_to_card"] = True  # it lands in view, not below the fold
     case_id = st.session_state.get("case_id")
     st.switch_page("pages/memory.py", query_params={"case": case_id, "unit": str(unit_id)} if case_id else None)
+
+
+def scroll_into_view(anchor: str) -> None:
+    """Bring the element with this id into view (a card opened below the table, off-screen on a
+    phone). A zero-height component runs the one line; a counter makes each call run again."""
+    import streamlit.components.v1 as components
+
+    n = st.session_state["_scrolls"] = st.session_state.get("_scrolls", 0) + 1
+    target = json.dumps(anchor)
+    components.html(f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
+                    f"  const el = window.parent.document.getElementById({target});\n"
+                    "  if (el) el.scrollIntoView({block: 'start'}); else if (tries++ < 30) setTimeout(go, 100);\n"
+                    "};\ngo();</script>", height=0)
 
 
 def chosen_unit() -> int | None:

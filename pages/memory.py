@@ -65,11 +65,15 @@ frame = pd.DataFrame([{"id": u.id, "session": number(sessions[u.evidence.session
                        "out of retrieval": state(u)} for u in shown])
 greyed = frame.style.apply(lambda row: ["color: #9aa0a6" if row["out of retrieval"] else ""] * len(row), axis=1)
 st.caption("Click a row to open its unit. Disputed and archived units (grey) are left out of retrieval and packets.")
-picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode="single-row", key="memory_table")
-rows = list(picked.selection.rows) if picked is not None else []
+# A click on any cell opens its row's unit, not only the row's checkbox.
+picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode=["single-row", "single-cell"],
+                      key="memory_table")
+selection = picked.selection if picked is not None else {}
+rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
 # A row clicked now wins; otherwise the unit asked for by the URL or another page, else the first.
-if rows and rows != st.session_state.get("_memory_rows"):
+if rows and rows != st.session_state.get("_memory_rows") and rows[0] < len(ids):
     st.session_state["unit_id"] = ids[rows[0]]
+    st.session_state["_scroll_to_card"] = True
 st.session_state["_memory_rows"] = rows
 chosen = ui.chosen_unit()
 asked = st.session_state.get("unit_id") or st.query_params.get("unit")
@@ -82,7 +86,9 @@ st.session_state["unit_id"] = unit_id
 st.query_params["unit"] = str(unit_id)
 unit = store.get_unit(case_id, unit_id)
 
-st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""))
+st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""), anchor="unit-card")
+if st.session_state.pop("_scroll_to_card", False):
+    ui.scroll_into_view("unit-card")
 left, right = st.columns(2)
 with left:
     st.text(f"Fact [{word(unit.fact.content_type)}]: {unit.fact.text}")

@@ -11,15 +11,20 @@ import time
 import pytest
 
 from ftamem_core import consent
+from ftamem_core.config import load_settings
+from ftamem_core.construction import Builder
+from ftamem_core.embeddings import Embedder
 from ftamem_core.loaders import load_file
 from ftamem_core.store import Store
 
 from conftest import ROOT, SAMPLE, free_port, serve
 from test_browser import SHOTS, _text, _wait, browser  # noqa: F401 - browser is a fixture
+from scripted import Pipeline
 from test_pages import SCRIPT
 
 pytestmark = pytest.mark.browser
 SIZES = {"wide": (1280, 800), "phone": (390, 844)}
+BUILT = "daniel-built"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +37,12 @@ def server(tmp_path_factory):
         doc.case.id = f"daniel-{size}"
         store.ingest([doc])
         consent.record(store, doc.case.id, "granted", "test", "browser test")
+    (doc,) = load_file(SAMPLE)  # and one built, for the Memory page
+    doc.case.id = BUILT
+    store.ingest([doc])
+    consent.record(store, BUILT, "granted", "test", "browser test")
+    Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
+                                                               verbatim_within_spans=False)).build(BUILT)
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps({**SCRIPT, "_delay": 0.5}))  # a scripted build of several seconds
@@ -86,3 +97,33 @@ def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(ser
     assert _units_formed(_text(browser)) == 3
     assert browser.execute_script("return window.__same_page") == 1  # never left the page
     assert "No build started" not in _text(browser)
+
+
+def _in_view(driver, element_id: str) -> bool:
+    return driver.execute_script(
+        "const el = document.getElementById(arguments[0]); if (!el) return false;"
+        "const r = el.getBoundingClientRect(); return r.top >= -2 && r.top < window.innerHeight - 40;", element_id)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item4_a_click_on_a_row_opens_its_unit_and_the_card_comes_into_view(server, browser, size):
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    browser.set_window_size(*SIZES[size])
+    browser.get(f"{server}/memory?case={BUILT}")
+    grid = _wait(lambda: browser.find_element("css selector", "[data-testid=stDataFrame] canvas"), 60)
+    assert grid is not None, "no units table"
+    first = _wait(lambda: re.search(r"\bm(\d+)\b", browser.find_element("id", "unit-card").text), 30)
+    assert first is not None
+    browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", grid)
+    time.sleep(1)
+    # The fourth row's second column (no checkbox there): row height ~35 px under a ~35 px header.
+    ActionChains(browser).move_to_element_with_offset(grid, 0, 0).perform()
+    box = grid.rect
+    ActionChains(browser).move_by_offset(-box["width"] / 2 + 90, -box["height"] / 2 + 35 + 35 * 3 + 17).click().perform()
+    opened = _wait(lambda: (m := re.search(r"\bm(\d+)\b", browser.find_element("id", "unit-card").text))
+                   and m.group(1) != first.group(1) and m.group(1), 30)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"memory-row-click-{size}.png"))
+    assert opened, "a click on a row's cell opened no other unit"
+    assert _wait(lambda: _in_view(browser, "unit-card"), 10), "the card did not come into view"

@@ -99,3 +99,25 @@ def test_item2_the_care_home_question_cites_the_care_home_unit(store):
     assert f"[m{care}]" in trace.packet_text and care not in trace.left_out
     # Every kept unit is shown or says why not.
     assert set(trace.kept_ids) <= set(trace.shown_unit_ids) | set(trace.left_out)
+
+
+def test_item4_a_click_on_any_cell_opens_its_unit_and_brings_the_card_into_view(app):
+    store = built(app)
+    units = store.units("sample-daniel")
+    at = open_page("pages/memory.py")
+    assert at.subheader[0].value == f"m{units[0].id}"
+    assert not scrolls(at)  # opening the page scrolls nowhere
+    at.session_state["memory_table"] = {"selection": {"rows": [], "columns": [], "cells": [[2, "fact"]]}}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value == f"m{units[2].id}"
+    assert at.query_params["unit"] in (str(units[2].id), [str(units[2].id)])
+    assert any("getElementById(\"unit-card\")" in s and "scrollIntoView" in s for s in scrolls(at))
+    at.run()  # a rerun for anything else leaves the view where the person put it
+    assert at.subheader[0].value == f"m{units[2].id}" and not scrolls(at)
+
+
+def scrolls(at) -> list[str]:
+    """The scripts of the page's scroll components (ui.scroll_into_view)."""
+    return [e.proto.srcdoc for e in at.main if type(e).__name__ == "UnknownElement" and e.type == "iframe"
+            and "scrollIntoView" in e.proto.srcdoc]

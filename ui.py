@@ -12,7 +12,8 @@ import streamlit as st
 from ftamem_core.config import EMBEDDED_MODELS, LLMConfig, Settings, load_settings
 from ftamem_core.embeddings import Embedder
 from ftamem_core.jobs import JobRegistry
-from ftamem_core import auth, privacy
+from ftamem_core import auth, consent, privacy
+from ftamem_core.display import date
 from ftamem_core.llm import LLM, forget_prompts, make_llm
 from ftamem_core.store import Store
 
@@ -151,7 +152,30 @@ def require_case() -> str:
             st.stop()
         st.info("Load or choose a case on the Cases page first.")
         st.stop()
+    consent_banner(case_id)
     return case_id
+
+
+def withdrawn(case_id: str) -> dict | None:
+    """The withdrawal (who, when, note) if the case's consent is withdrawn now."""
+    current = consent.state(active_store(), case_id)
+    return current if current["state"] == "withdrawn" else None
+
+
+def consent_banner(case_id: str) -> None:
+    """Every page of a case whose consent is withdrawn says so at the top."""
+    current = withdrawn(case_id)
+    if current is not None:
+        st.error(plain(f"Consent withdrawn for {case_id} on {date(current['at'])} (recorded by {current['who']}). "
+                       "No memory is built and no question is answered for this case; what is stored stays until "
+                       "it is erased on the Privacy page."), icon="⛔")
+
+
+def recorder() -> str | None:
+    """The name a consent record carries: the signed-in user or the name typed in the sidebar,
+    never a default (consent recorded by nobody in particular is not a record)."""
+    name = st.session_state.get("user") or (st.session_state.get("who") or "").strip()
+    return name or None
 
 
 def open_unit(unit_id: int) -> None:
@@ -164,15 +188,13 @@ def open_unit(unit_id: int) -> None:
 
 def scroll_into_view(anchor: str) -> None:
     """Bring the element with this id into view (a card opened below the table, off-screen on a
-    phone). A zero-height component runs the one line; a counter makes each call run again."""
-    import streamlit.components.v1 as components
-
+    phone). A one-pixel frame runs the few lines (our own script, no data in it); a counter makes each call run again."""
     n = st.session_state["_scrolls"] = st.session_state.get("_scrolls", 0) + 1
     target = json.dumps(anchor)
-    components.html(f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
+    st.iframe(f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
                     f"  const el = window.parent.document.getElementById({target});\n"
                     "  if (el) el.scrollIntoView({block: 'start'}); else if (tries++ < 30) setTimeout(go, 100);\n"
-                    "};\ngo();</script>", height=0)
+                    "};\ngo();</script>", height=1)
 
 
 def chosen_unit() -> int | None:

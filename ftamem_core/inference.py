@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from . import consent
 from .answering import answer
 from .config import Ablations, Settings
 from .construction import people
@@ -75,7 +76,9 @@ def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) 
 
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
         k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
-    """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K."""
+    """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K. A case
+    whose consent is withdrawn is refused (consent.ConsentWithdrawn)."""
+    consent.refuse_withdrawn(store, case_id)
     ab = settings.combined(ablations)
     if k is None:
         k, k_reason = settings.k_for(store.get_case(case_id).source_format)

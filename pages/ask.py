@@ -14,6 +14,8 @@ from ftamem_core.inference import ask
 case_id = ui.require_case()
 st.title(ui.plain(f"Ask · {case_id}"))
 ui.access(case_id, "view", "ask page")
+if ui.withdrawn(case_id):
+    st.stop()  # the banner above says why nothing is asked
 store = ui.active_store()
 settings = ui.settings()
 stored = store.questions(case_id)

@@ -19,6 +19,8 @@ CRITERION_LABELS = {"fact": "Factual grounding", "time": "Temporal accuracy", "a
 
 st.title("Audit")
 store = ui.active_store()
+if ui.active_case() is not None:
+    ui.consent_banner(ui.active_case())
 ui.show_flash()
 
 
@@ -87,6 +89,8 @@ with score_tab:
                                format_func=lambda i: f"item {positions[i] + 1} of {len(items)}")
         view = audit.item_view(store, item_id, annotator)
         ui.access(view["item"]["case_id"], "view", "audit page")
+        if view["item"]["case_id"] != ui.active_case():  # the active case's banner is shown above
+            ui.consent_banner(view["item"]["case_id"])
         st.text(f"Case {view['item']['case_id']} · {view['item']['kind']} · {view['item']['stratum']}")
         for note in view["changed"]:
             st.warning(ui.plain(f"{note} since the round was drawn"))

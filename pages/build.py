@@ -26,10 +26,15 @@ st.caption(ui.plain(f"{len(done)} of {len(sessions)} sessions built · backend {
 allowed = consent.granted(store, case_id)
 if not allowed:
     state = consent.state(store, case_id)["state"]
-    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded ({state})."))
+    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded "
+                        f"({word(state)})."))
+    if ui.recorder() is None:  # the log says who recorded it, never a default name
+        st.warning("Type your name in the sidebar first: consent is recorded with who recorded it.")
     note = st.text_input("How and when was consent given?", key="build_consent_note")
-    if st.button("Record consent granted", disabled=not note.strip()):
-        consent.record(store, case_id, "granted", ui.who(), note)
+    if st.button("Record consent granted", disabled=not note.strip() or ui.recorder() is None):
+        consent.record(store, case_id, "granted", ui.recorder(), note)
+        ui.access(case_id, "consent", "granted")
+        st.session_state.pop("build_consent_note", None)
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)

@@ -25,6 +25,7 @@ from test_pages import SCRIPT
 pytestmark = pytest.mark.browser
 SIZES = {"wide": (1280, 800), "phone": (390, 844)}
 BUILT = "daniel-built"
+WITHDRAWN = "daniel-withdrawn"
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +44,13 @@ def server(tmp_path_factory):
     consent.record(store, BUILT, "granted", "test", "browser test")
     Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
                                                                verbatim_within_spans=False)).build(BUILT)
+    (doc,) = load_file(SAMPLE)  # and one whose consent was withdrawn after its build
+    doc.case.id = WITHDRAWN
+    store.ingest([doc])
+    consent.record(store, WITHDRAWN, "granted", "test", "browser test")
+    Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
+                                                               verbatim_within_spans=False)).build(WITHDRAWN)
+    consent.record(store, WITHDRAWN, "withdrawn", "Dr. Lee", "phoned")
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps({**SCRIPT, "_delay": 0.5}))  # a scripted build of several seconds
@@ -127,3 +135,23 @@ def test_item4_a_click_on_a_row_opens_its_unit_and_the_card_comes_into_view(serv
     browser.save_screenshot(str(SHOTS / f"memory-row-click-{size}.png"))
     assert opened, "a click on a row's cell opened no other unit"
     assert _wait(lambda: _in_view(browser, "unit-card"), 10), "the card did not come into view"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item5_a_withdrawn_case_shows_its_banner_on_every_page_and_ask_refuses(server, browser, size):
+    browser.set_window_size(*SIZES[size])
+    for page in ("memory", "graph", "ask", "audit", "build", "privacy"):
+        browser.get(f"{server}/{page}?case={WITHDRAWN}")
+        banner = _wait(lambda: next(e for e in browser.find_elements("css selector", "[data-testid=stAlert]")
+                                    if "Consent withdrawn for daniel-withdrawn" in e.text), 60)
+        assert banner is not None, f"{page}: no consent banner"
+        assert browser.execute_script("return arguments[0].getBoundingClientRect().top < window.innerHeight", banner), \
+            f"{page}: the banner is not on the first screen"
+        if page == "ask":
+            assert not [e for e in browser.find_elements("css selector", "input[type=text]")
+                        if e.get_attribute("aria-label") == "Question"], "ask: a question box for a withdrawn case"
+        if page == "build":
+            grant = _wait(lambda: _button(browser, "Record consent granted"), 30)
+            assert grant is not None and not grant.is_enabled()  # no name typed: no one-click re-grant
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"consent-withdrawn-{size}.png"))

@@ -6,7 +6,11 @@ import json
 import re
 import time
 
+import pytest
+
+from ftamem_core import consent
 from ftamem_core.config import load_settings
+from ftamem_core.consent import ConsentWithdrawn
 from ftamem_core.construction import Builder
 from ftamem_core.inference import ask
 from ftamem_core.ingest import ingest_file
@@ -121,3 +125,43 @@ def scrolls(at) -> list[str]:
     """The scripts of the page's scroll components (ui.scroll_into_view)."""
     return [e.proto.srcdoc for e in at.main if type(e).__name__ == "UnknownElement" and e.type == "iframe"
             and "scrollIntoView" in e.proto.srcdoc]
+
+
+def test_item5_recording_consent_on_the_build_page_needs_a_typed_name(app):
+    store = Store(app)
+    ingest_file(store, SAMPLE)  # no consent recorded
+    at = open_page("pages/build.py")
+    next(t for t in at.text_input if t.key == "build_consent_note").set_value("signed form").run()
+    grant = lambda: next(b for b in at.button if b.label == "Record consent granted")  # noqa: E731
+    assert grant().disabled and any("Type your name" in w.value for w in at.warning)
+    at.sidebar.text_input(key="who").input("   ").run()
+    assert grant().disabled  # blanks are no name
+    at.sidebar.text_input(key="who").input("Dr. Lee").run()
+    grant().click().run()
+    assert [(r["state"], r["who"]) for r in consent.log(store, "sample-daniel")] == [("granted", "Dr. Lee")]
+
+
+def test_item5_after_a_withdrawal_no_one_click_regrant_and_a_banner_on_every_page(app):
+    store = built(app)
+    at = open_page("pages/privacy.py")
+    at.sidebar.text_input(key="who").input("Dr. Lee").run()
+    next(t for t in at.text_input if t.key == "consent_note").set_value("phoned to withdraw").run()
+    next(b for b in at.button if b.label == "Record consent withdrawn").click().run()
+    assert consent.state(store, "sample-daniel")["state"] == "withdrawn"
+    # The withdrawal's note is not carried over: a grant needs a note of its own (and a name).
+    assert next(t for t in at.text_input if t.key == "consent_note").value == ""
+    assert next(b for b in at.button if b.label == "Record consent granted").disabled
+    fresh = open_page("pages/build.py")  # another session, no name typed
+    next(t for t in fresh.text_input if t.key == "build_consent_note").set_value("again").run()
+    assert next(b for b in fresh.button if b.label == "Record consent granted").disabled
+    for page in ("pages/memory.py", "pages/graph.py", "pages/ask.py", "pages/audit.py", "pages/build.py",
+                 "pages/privacy.py"):
+        at = open_page(page)
+        assert not at.exception, (page, at.exception)
+        assert any(e.value.startswith("Consent withdrawn for sample\\-daniel") for e in at.error), page
+    at = open_page("pages/ask.py")
+    assert not [b for b in at.button if b.label == "Ask"]  # nothing to ask with
+    assert not [t for t in at.text_input if t.key == "ask_question"]
+    with pytest.raises(ConsentWithdrawn):
+        ask(store, "sample-daniel", "When did Daniel's father move?", ScriptedLLM([citing_model] * 2), HashEmbedder(),
+            load_settings(environ={}))

@@ -165,3 +165,30 @@ def test_item5_after_a_withdrawal_no_one_click_regrant_and_a_banner_on_every_pag
     with pytest.raises(ConsentWithdrawn):
         ask(store, "sample-daniel", "When did Daniel's father move?", ScriptedLLM([citing_model] * 2), HashEmbedder(),
             load_settings(environ={}))
+
+
+def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggests_ask(app):
+    from ftamem_core.embeddings import Embedder
+
+    store = Store(app)
+    ingest_file(store, SAMPLE, consent_by="test")
+    settings = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False,
+                             split_facts=False)
+    Builder(store, SaidUnits().llm(), Embedder(), settings).build("sample-daniel")  # the app's encoder
+    dad = {u.id for u in store.units("sample-daniel") if re.search(r"\bdad\b", u.fact.text, re.I)}
+    assert len(dad) >= 4 and not any("father" in u.fact.text.lower() for u in store.units("sample-daniel"))
+    at = open_page("pages/memory.py")
+    next(t for t in at.text_input if t.label == "Text contains").input("father").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value.data if hasattr(at.dataframe[0].value, "data") else at.dataframe[0].value
+    assert set(table["id"]) == dad  # every unit about Dad, nothing else
+    assert all("dad ≈ father" in m for m in table["matched"])
+    # Ranked: a word found as written comes before meaning alone.
+    next(t for t in at.text_input if t.label == "Text contains").input("care home father").run()
+    table = at.dataframe[0].value.data if hasattr(at.dataframe[0].value, "data") else at.dataframe[0].value
+    first = store.get_unit("sample-daniel", int(table["id"].iloc[0]))
+    assert "care home" in first.fact.text and table["matched"].iloc[0].startswith("care, home")
+    next(t for t in at.text_input if t.label == "Text contains").input("gardening").run()
+    assert any("by its words or its meaning" in i.value for i in at.info)
+    next(b for b in at.button if b.label == "Ask it on the Ask page").click().run()
+    assert not at.exception and at.session_state["ask_question"] == "gardening"

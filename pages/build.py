@@ -137,7 +137,7 @@ def live() -> None:
     formed = sum(e.kind == "unit_finalised" for e in events)
     where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job.running else ""
     st.progress(min(progress, 1.0), text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
-                f"{formed} units · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
+                f"{formed} unit{'' if formed == 1 else 's'} · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(ui.plain(job.error))
     began = {e.session: e.at for e in events if e.kind == "session_started"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -74,10 +74,15 @@ def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) 
     return embedder.encode([question])[0], TurnIndex.build(embedder, turns, replies)
 
 
+STAGES = ("rewrite", "retrieval", "answer")  # in the order ``on_stage`` hears them
+
+
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
-        k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
+        k: int | None = None, ablations: Ablations | None = None,
+        on_stage: Callable[[str], None] = lambda stage: None) -> AskTrace:
     """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K. A case
-    whose consent is withdrawn is refused (consent.ConsentWithdrawn)."""
+    whose consent is withdrawn is refused (consent.ConsentWithdrawn). ``on_stage`` hears each of
+    ``STAGES`` as it begins (the Ask page's progress line)."""
     consent.refuse_withdrawn(store, case_id)
     ab = settings.combined(ablations)
     if k is None:
@@ -106,6 +111,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
+        on_stage("rewrite")
         if ab.question_only:
             trace.query = question
         elif ab.no_rewrite:
@@ -121,6 +127,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
 
         started = time.perf_counter()
+        on_stage("retrieval")
         if ab.question_only:
             question_vector, turns = np.zeros(0), TurnIndex()
         else:
@@ -137,6 +144,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.packet_tokens = llm.count_tokens(trace.packet_text)
 
         started = time.perf_counter()
+        on_stage("answer")
         trace.answer, trace.cited_unit_ids, call = answer(
             llm, question, trace.packet_text, trace.shown_unit_ids, settings.answer_temperature,
             settings.answer_max_tokens, settings.answer_max_citations)

@@ -260,6 +260,41 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
         dialog()
 
 
+NAME_COOKIE = "ftamem_who"
+
+
+def remembered_name() -> None:
+    """A name typed earlier in this browser session comes back after a reload (read from the
+    session cookie ``remember_name`` wrote; the URL never carries it: links get shared)."""
+    if "who" not in st.session_state:
+        name = _cookie_name()
+        if name:
+            st.session_state["who"] = name[:200]
+
+
+def _cookie_name() -> str:
+    from urllib.parse import unquote
+
+    try:
+        value = st.context.cookies.get(NAME_COOKIE)
+    except Exception:  # no browser behind this run (bare mode): nothing remembered
+        return ""
+    return unquote(value).strip() if isinstance(value, str) else ""  # AppTest's context is a mock
+
+
+def remember_name() -> None:
+    """Keep the typed name in a session cookie (gone when the browser closes), written by a
+    one-pixel frame when it changes. The name is data: JSON-encoded, every "<" escaped."""
+    name = (st.session_state.get("who") or "").strip()
+    if name == _cookie_name() or name == st.session_state.get("_name_kept"):
+        return
+    st.session_state["_name_kept"] = name
+    quoted = json.dumps(name).replace("<", "\\u003c")  # no "</script>" or "<!--" inside the script
+    expiry = "" if name else "; max-age=0"
+    st.iframe(f"<script>window.parent.document.cookie = {json.dumps(NAME_COOKIE)} + '=' + "
+              f"encodeURIComponent({quoted}) + '; path=/; SameSite=Strict{expiry}';</script>", height=1)
+
+
 def who() -> str:
     """The name for the edit history and the access log: the signed-in user where there is one."""
     return st.session_state.get("user") or st.session_state.get("who") or "counselor"

@@ -8,7 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
-from ftamem_core.display import number
+from ftamem_core.display import date, number, text, word
 from ftamem_core import audit
 from ftamem_core.audit.checks import CHECKS
 from ftamem_core.store import StoreError
@@ -105,12 +105,12 @@ with score_tab:
                     st.text("Deleted since the draw.")
                     continue
                 u = shown["unit"]
-                st.text(f"Fact [{u['fact']['content_type']}]: {u['fact']['text']}")
-                st.text(f"Time: {u['time']['event_time']} (said as: {u['time']['event_time_expression'] or '-'}; "
-                        f"{u['time']['time_orientation']}, {u['time']['completion']}); dialogue time "
-                        f"{u['time']['dialogue_time'] or '-'}")
-                st.text(f"Feeling: {u['affect']['emotion_or_state']} · intention: {u['affect']['intention_or_plan']}"
-                        f" · relations: {u['affect']['relation_cues']}")
+                st.text(f"Fact [{word(u['fact']['content_type'])}]: {u['fact']['text']}")
+                st.text(f"Time: {date(u['time']['event_time'])} (said as: {text(u['time']['event_time_expression'])}; "
+                        f"{word(u['time']['time_orientation'])}, {word(u['time']['completion'])}); said on "
+                        f"{date(u['time']['dialogue_time'])}")
+                st.text(f"Feeling: {word(u['affect']['emotion_or_state'])} · intention: "
+                        f"{word(u['affect']['intention_or_plan'])} · relations: {word(u['affect']['relation_cues'])}")
                 st.text("Evidence turns:")
                 for t in shown["turns"]:
                     st.text(f"[{number(t['idx'])}] {t['speaker'] or t['role']}: {t['text']}")

@@ -155,3 +155,62 @@ def test_item5_a_withdrawn_case_shows_its_banner_on_every_page_and_ask_refuses(s
             assert grant is not None and not grant.is_enabled()  # no name typed: no one-click re-grant
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / f"consent-withdrawn-{size}.png"))
+
+
+def _box(driver, label):
+    return next(e for e in driver.find_elements("css selector", "input[type=text]")
+                if e.get_attribute("aria-label") == label)
+
+
+def _open_sidebar(driver):
+    """On a phone the sidebar starts folded: unfold it."""
+    if not _box(driver, "Your name (for the edit history)").is_displayed():
+        for selector in ("[data-testid=stExpandSidebarButton]", "[data-testid=stSidebarCollapsedControl] button"):
+            found = driver.find_elements("css selector", selector)
+            if found:
+                found[0].click()
+                break
+        _wait(lambda: _box(driver, "Your name (for the edit history)").is_displayed(), 10)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item10_the_typed_name_is_kept_across_a_reload(server, browser, size):
+    from selenium.webdriver.common.keys import Keys
+
+    browser.set_window_size(*SIZES[size])
+    browser.delete_all_cookies()
+    browser.get(f"{server}/?case={BUILT}")
+    assert _wait(lambda: _box(browser, "Your name (for the edit history)"), 60)
+    _open_sidebar(browser)
+    box = _box(browser, "Your name (for the edit history)")
+    box.send_keys(f"Dr. Lee {size}", Keys.ENTER)
+    assert _wait(lambda: "ftamem_who" in {c["name"] for c in browser.get_cookies()}, 20), "no cookie written"
+    (cookie,) = [c for c in browser.get_cookies() if c["name"] == "ftamem_who"]
+    assert "expiry" not in cookie  # a session cookie: gone when the browser closes
+    assert size not in browser.current_url  # never in the URL
+    browser.refresh()
+    assert _wait(lambda: _box(browser, "Your name (for the edit history)").get_attribute("value")
+                 == f"Dr. Lee {size}", 60), "the name was lost on reload"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_item9_ask_shows_the_counselors_view_with_the_research_view_folded(server, browser, size):
+    from selenium.webdriver.common.keys import Keys
+
+    browser.set_window_size(*SIZES[size])
+    browser.get(f"{server}/ask?case={BUILT}")
+    box = _wait(lambda: _box(browser, "Question"), 60)
+    _wait(lambda: not browser.find_elements("css selector", "[data-testid=stStatusWidget]"), 60)
+    box.click()
+    box.send_keys("When did Daniel's father move into a care home?")
+    time.sleep(1)
+    box.send_keys(Keys.ENTER)
+    assert _wait(lambda: "Answered in" in _text(browser), 120), "no answer"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SHOTS / f"ask-counselor-{size}.png"))
+    text = _text(browser)
+    assert "Answer\n" in text and "Sources" in text
+    assert "Research view" in text and "Scored candidates" not in text  # folded away
+    assert "##" not in text and "s_emb" not in text
+    next(e for e in browser.find_elements("css selector", "summary") if "Research view" in e.text).click()
+    assert _wait(lambda: "Scored candidates" in _text(browser), 20)

@@ -7,7 +7,7 @@ import streamlit as st
 import ui
 from ftamem_core import consent
 from ftamem_core.construction import Builder
-from ftamem_core.display import number, word
+from ftamem_core.display import date, number, word
 from ftamem_core.editing import describe, human_corrections
 from ftamem_core.estimate import describe as duration, seconds_per_turn
 from ftamem_core.jobs import BuildJob
@@ -89,9 +89,9 @@ def unit_card(unit: dict) -> None:
     with st.container(border=True):
         st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {number(u.evidence.start)}–{number(u.evidence.end)}"))
         st.text(u.fact.text)
-        st.caption(ui.plain(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
-                            f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
-                            f"intention: {u.affect.intention_or_plan}"))
+        st.caption(ui.plain(f"time: said {date(u.time.dialogue_time)}, happened {date(u.time.event_time)} "
+                            f"({word(u.time.time_orientation)}, {word(u.time.completion)}) · feeling: "
+                            f"{word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}"))
 
 
 job = ui.jobs().get(case_id)

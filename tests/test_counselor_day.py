@@ -266,3 +266,20 @@ def test_item10_settings_and_the_health_check_read_as_tables_and_sentences(app):
     lines = [t.value for t in at.sidebar.text]
     assert any(t.startswith("Backend scripted · model ") for t in lines) and not at.sidebar.json
     assert "Its reply to the test question: feeling tired, hours of sleep 4." in lines
+
+
+def test_item2_and_4_the_ask_page_says_why_a_kept_unit_was_left_out_and_open_in_memory_lands_in_view(app):
+    said_case_app(app)
+    at = open_page("pages/ask.py")
+    at.text_input(key="ask_question").set_value("When did Daniel's father move into a care home?")
+    next(b for b in at.button if b.label == "Ask").click().run()
+    trace = at.session_state["trace"]
+    kept = [i for i in trace.kept_ids if i in trace.shown_unit_ids]
+    trace.left_out = {kept[-1]: "budget"}  # as the packet records one left out
+    trace.cited_unit_ids = [kept[0]]
+    at.run()
+    said = [c.value for c in at.caption if c.value.startswith("Kept for this question")]
+    assert said == [f"Kept for this question but not shown to the model: m{kept[-1]} (the packet's token budget was full)"]
+    next(b for b in at.button if b.label == "Open in Memory").click().run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value == f"m{kept[0]}" and scrolls(at)  # the card, scrolled into view

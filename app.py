@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 from ftamem_core import privacy
 from ftamem_core.config import LLMConfig
+from ftamem_core.display import health_lines, settings_rows
 from ftamem_core.llm import health_check
 
 st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
@@ -50,7 +51,9 @@ with st.sidebar:
             del st.session_state["user"]
             st.rerun()
     else:
+        ui.remembered_name()  # kept for the browser session, across reloads (a session cookie)
         st.text_input("Your name (for the edit history)", key="who", placeholder="type your name")
+        ui.remember_name()
     with st.expander("Backend", expanded=False):
         options = list(ui.backends()) + ([CUSTOM] if s.allow_custom_backend else [])
         st.selectbox("LLM backend", options, key="backend_choice")
@@ -62,13 +65,14 @@ with st.sidebar:
         if st.button("Health check"):
             with st.spinner("one structured call…"):
                 try:
-                    st.json(health_check(ui.llm()))
+                    for line in health_lines(health_check(ui.llm())):
+                        st.text(line)
                 except Exception as e:  # any backend failure is shown, not raised
                     st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
     with st.expander("Settings in force"):
-        st.json(s.model_dump(exclude={"llm", "backends", "auth"}) | {"llm": cfg.model_dump(exclude={"api_key"})},
-                expanded=False)
+        st.dataframe(settings_rows(s.model_dump(exclude={"llm", "backends", "auth"})
+                                   | {"llm": cfg.model_dump(exclude={"api_key"})}), hide_index=True)
 
 page.run()

@@ -4,6 +4,7 @@ process (st.cache_resource); the active case and the chosen backend live in the 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import streamlit as st
@@ -11,7 +12,8 @@ import streamlit as st
 from ftamem_core.config import EMBEDDED_MODELS, LLMConfig, Settings, load_settings
 from ftamem_core.embeddings import Embedder
 from ftamem_core.jobs import JobRegistry
-from ftamem_core import auth, privacy
+from ftamem_core import auth, consent, privacy
+from ftamem_core.display import date
 from ftamem_core.llm import LLM, forget_prompts, make_llm
 from ftamem_core.store import Store
 
@@ -150,14 +152,49 @@ def require_case() -> str:
             st.stop()
         st.info("Load or choose a case on the Cases page first.")
         st.stop()
+    consent_banner(case_id)
     return case_id
+
+
+def withdrawn(case_id: str) -> dict | None:
+    """The withdrawal (who, when, note) if the case's consent is withdrawn now."""
+    current = consent.state(active_store(), case_id)
+    return current if current["state"] == "withdrawn" else None
+
+
+def consent_banner(case_id: str) -> None:
+    """Every page of a case whose consent is withdrawn says so at the top."""
+    current = withdrawn(case_id)
+    if current is not None:
+        st.error(plain(f"Consent withdrawn for {case_id} on {date(current['at'])} (recorded by {current['who']}). "
+                       "No memory is built and no question is answered for this case; what is stored stays until "
+                       "it is erased on the Privacy page."), icon="⛔")
+
+
+def recorder() -> str | None:
+    """The name a consent record carries: the signed-in user or the name typed in the sidebar,
+    never a default (consent recorded by nobody in particular is not a record)."""
+    name = signed_in() or (st.session_state.get("who") or "").strip()
+    return name or None
 
 
 def open_unit(unit_id: int) -> None:
     """Open a unit of the active case on the Memory page (its id goes in the URL too)."""
     st.session_state["unit_id"] = unit_id
+    st.session_state["_scroll_to_card"] = True  # it lands in view, not below the fold
     case_id = st.session_state.get("case_id")
     st.switch_page("pages/memory.py", query_params={"case": case_id, "unit": str(unit_id)} if case_id else None)
+
+
+def scroll_into_view(anchor: str) -> None:
+    """Bring the element with this id into view (a card opened below the table, off-screen on a
+    phone). A one-pixel frame runs the few lines (our own script, no data in it); a counter makes each call run again."""
+    n = st.session_state["_scrolls"] = st.session_state.get("_scrolls", 0) + 1
+    target = json.dumps(anchor)
+    st.iframe(f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
+                    f"  const el = window.parent.document.getElementById({target});\n"
+                    "  if (el) el.scrollIntoView({block: 'start'}); else if (tries++ < 30) setTimeout(go, 100);\n"
+                    "};\ngo();</script>", height=1)
 
 
 def chosen_unit() -> int | None:
@@ -221,6 +258,41 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
 
     if st.session_state.get(key):
         dialog()
+
+
+NAME_COOKIE = "ftamem_who"
+
+
+def remembered_name() -> None:
+    """A name typed earlier in this browser session comes back after a reload (read from the
+    session cookie ``remember_name`` wrote; the URL never carries it: links get shared)."""
+    if "who" not in st.session_state:
+        name = _cookie_name()
+        if name:
+            st.session_state["who"] = name[:200]
+
+
+def _cookie_name() -> str:
+    from urllib.parse import unquote
+
+    try:
+        value = st.context.cookies.get(NAME_COOKIE)
+    except Exception:  # no browser behind this run (bare mode): nothing remembered
+        return ""
+    return unquote(value).strip() if isinstance(value, str) else ""  # AppTest's context is a mock
+
+
+def remember_name() -> None:
+    """Keep the typed name in a session cookie (gone when the browser closes), written by a
+    one-pixel frame when it changes. The name is data: JSON-encoded, every "<" escaped."""
+    name = (st.session_state.get("who") or "").strip()
+    if name == _cookie_name() or name == st.session_state.get("_name_kept"):
+        return
+    st.session_state["_name_kept"] = name
+    quoted = json.dumps(name).replace("<", "\\u003c")  # no "</script>" or "<!--" inside the script
+    expiry = "" if name else "; max-age=0"
+    st.iframe(f"<script>window.parent.document.cookie = {json.dumps(NAME_COOKIE)} + '=' + "
+              f"encodeURIComponent({quoted}) + '; path=/; SameSite=Strict{expiry}';</script>", height=1)
 
 
 def who() -> str:

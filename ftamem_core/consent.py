@@ -23,6 +23,16 @@ class ConsentRequired(StoreError):
     """A build of, or a question to, a case without granted consent."""
 
 
+class ConsentWithdrawn(StoreError):
+    """A question asked of a case whose consent is withdrawn."""
+
+
+def refuse_withdrawn(store: Store, case_id: str) -> None:
+    """Raise ConsentWithdrawn if the case's consent is withdrawn (its memory is not used)."""
+    if state(store, case_id)["state"] == "withdrawn":
+        raise ConsentWithdrawn(f"case {case_id!r}: consent is withdrawn, so its memory answers no question")
+
+
 def log(store: Store, case_id: str) -> list[dict]:
     """Every recorded change, oldest first."""
     return store.case_rows("consent_log", case_id, "id", {})

@@ -47,3 +47,33 @@ def history_rows(rows: list[dict]) -> list[dict]:
         shown.update({k: text(v) for k, v in row.items() if k not in HISTORY_FIRST})
         out.append(shown)
     return out
+
+
+def value(v: object) -> str:
+    """A setting's value as read: yes/no, lists comma-separated, nothing as "—"."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (list, tuple, set)):
+        return ", ".join(map(str, v)) or NOTHING
+    return text(v)
+
+
+def settings_rows(settings: dict, prefix: str = "") -> list[dict]:
+    """Settings as a two-column table, nested groups as dotted names ("llm.model")."""
+    rows = []
+    for key, v in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(v, dict) and v:
+            rows += settings_rows(v, f"{name}.")
+        else:
+            rows.append({"setting": name, "value": value(v if not isinstance(v, dict) else None)})
+    return rows
+
+
+def health_lines(result: dict) -> list[str]:
+    """The backend health check (llm.health_check) as sentences."""
+    reply = ", ".join(f"{word(k)} {value(v)}" for k, v in result.get("reply", {}).items()) or NOTHING
+    return [f"Backend {result['backend']} · model {result['model']}: it answered.",
+            f"Time: {result['seconds']} s in all, {result['call_seconds']} s in the model call.",
+            f"Tokens: {result['prompt_tokens']} in, {result['completion_tokens']} out.",
+            f"Its reply to the test question: {reply}."]

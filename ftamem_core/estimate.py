@@ -31,3 +31,15 @@ def seconds_per_turn(store: Store, model: str) -> tuple[float, str] | None:
 def describe(seconds: float) -> str:
     minutes = seconds / 60
     return f"about {seconds:.0f} s" if minutes < 2 else f"about {minutes:.0f} minutes"
+
+
+def ask_seconds(store: Store, model: str, recent: int = 20) -> dict[str, float]:
+    """Mean seconds of an ask's model calls (rewrite, answer) with this model, over its ``recent``
+    calls of each stage recorded in this store; a stage never timed here is left out."""
+    out = {}
+    for stage in ("rewrite", "answer"):
+        rows = store._rows("SELECT seconds FROM llm_calls WHERE model = ? AND stage = ? AND ok = 1 "
+                           "ORDER BY id DESC LIMIT ?", (model, stage, recent))
+        if rows:
+            out[stage] = sum(r["seconds"] for r in rows) / len(rows)
+    return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -40,6 +40,7 @@ class AskTrace:
     shown_unit_ids: list[int] = field(default_factory=list)  # units the packet shows (within its budget)
     shown_turn_ids: list[int] = field(default_factory=list)  # turns it shows word for word
     channel_turn_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
+    left_out: dict[int, str] = field(default_factory=dict)  # units of the packet not shown -> why (packet.BUDGET ...)
     answer: str = ""
     cited_unit_ids: list[int] = field(default_factory=list)
     calls: list[dict] = field(default_factory=list)
@@ -61,6 +62,7 @@ class AskTrace:
                 "text": self.packet_text, "tokens": self.packet_tokens,
                 "shown_unit_ids": self.shown_unit_ids, "shown_turn_ids": self.shown_turn_ids,
                 "channel_turn_ids": self.channel_turn_ids,
+                "left_out": {str(k): v for k, v in self.left_out.items()},
             },
             "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
             "warmed": self.warmed,
@@ -72,10 +74,17 @@ def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) 
     return embedder.encode([question])[0], TurnIndex.build(embedder, turns, replies)
 
 
+STAGES = ("rewrite", "retrieval", "answer")  # in the order ``on_stage`` hears them
+
+
 def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
-        k: int | None = None, ablations: Ablations | None = None) -> AskTrace:
-    """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K.
-    The question, the case's memory and turns go to the model only with the case's consent."""
+        k: int | None = None, ablations: Ablations | None = None,
+        on_stage: Callable[[str], None] = lambda stage: None) -> AskTrace:
+    """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K. The
+    question, the case's memory and turns go to the model only with the case's consent (a withdrawn
+    case: consent.ConsentWithdrawn). ``on_stage`` hears each of ``STAGES`` as it begins (the Ask
+    page's progress line)."""
+    consent.refuse_withdrawn(store, case_id)
     consent.require(store, case_id, "answer questions from its memory")
     ab = settings.combined(ablations)
     if k is None:
@@ -104,6 +113,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
         started = time.perf_counter()
+        on_stage("rewrite")
         if ab.question_only:
             trace.query = question
         elif ab.no_rewrite:
@@ -119,6 +129,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
 
         started = time.perf_counter()
+        on_stage("retrieval")
         if ab.question_only:
             question_vector, turns = np.zeros(0), TurnIndex()
         else:
@@ -130,11 +141,12 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
             trace.candidates, trace.kept_ids = found.scored.rows(), found.scored.kept_ids()
         trace.packet, shown = found.packet, found.shown
         trace.packet_text, trace.shown_unit_ids, trace.shown_turn_ids = shown.text, shown.unit_ids, shown.turn_ids
-        trace.channel_turn_ids = shown.channel_ids
+        trace.channel_turn_ids, trace.left_out = shown.channel_ids, shown.left_out
         trace.seconds["retrieval"] = round(time.perf_counter() - started, 3)
         trace.packet_tokens = llm.count_tokens(trace.packet_text)
 
         started = time.perf_counter()
+        on_stage("answer")
         trace.answer, trace.cited_unit_ids, call = answer(
             llm, question, trace.packet_text, trace.shown_unit_ids, settings.answer_temperature,
             settings.answer_max_tokens, settings.answer_max_citations)

@@ -568,10 +568,13 @@ def make_llm(config: LLMConfig, model_dir: str | Path, recorder: Recorder | None
 
 def scripted_from_file(path: str | Path, config: LLMConfig | None = None, recorder: Recorder | None = None) -> ScriptedLLM:
     """A scripted backend from a JSON file {stage: reply}: every call of a stage gets its reply.
-    For demos and app tests (``llm.backend = "scripted"``, ``llm.model = <file>``)."""
+    For demos and app tests (``llm.backend = "scripted"``, ``llm.model = <file>``). An optional
+    ``"_delay"`` (seconds) is waited before each reply, so a scripted build lasts long enough to watch."""
     replies = json.loads(Path(path).read_text(encoding="utf-8"))
+    delay = float(replies.pop("_delay", 0) or 0)
 
     def reply(stage: str, messages: Messages) -> Any:
+        time.sleep(delay)
         if stage not in replies:
             raise LLMError(f"{stage}: the script file has no reply for this stage")
         return replies[stage]

@@ -18,7 +18,9 @@ repeating it. The rendering records which units and turns it showed.
 Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
 compete with the primary units for the budget, merged by the one score both have, embedding
 similarity (a unit's s_emb with the query, a turn's cosine with the question; units keep their R
-order), and a turn is taken only when no unit shown so far points to it. Small models leave evidence in
+order), and a turn is taken only when no unit shown so far points to it. A turn inside a kept
+unit's span brings that unit in its place (the turn shown as its source where it adds words), so the
+unit the evidence belongs to can be cited; a unit left out says why (``Rendered.left_out``). Small models leave evidence in
 no unit or rank its unit low; the channel lets the packet hold that evidence word for word.
 """
 
@@ -70,6 +72,7 @@ class Rendered:
     turn_ids: list[int] = field(default_factory=list)  # turns shown word for word (sources and channel)
     channel_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
     tokens: int = 0  # as counted while filling the budget
+    left_out: dict[int, str] = field(default_factory=dict)  # unit id -> why it is not shown (BUDGET, COVERED)
 
     def pointed_turns(self, packet: MemoryPacket) -> set[int]:
         """Turn indices inside the evidence spans of the units shown."""
@@ -233,6 +236,10 @@ def _adds_words_to(fact: str, turns: list[Turn]) -> bool:
     return bool(content_words(fact) - content_words(" ".join(f"{t.speaker or ''} {t.text}" for t in turns)))
 
 
+# Why a unit of the packet is not shown (``Rendered.left_out``).
+BUDGET = "budget"  # the packet's token budget was full
+COVERED = "covered"  # its turns are shown word for word and its line adds no word to them
+
 # What each section is, the answer prompt says once.
 HEADINGS = {"primary": "## Primary units", "linked": "## Linked units", "turns": "## Source turns",
             "channel": "## Other turns", "notes": "## Notes"}
@@ -273,30 +280,54 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     linked: dict[int, list[Neighbour]] = {}
     for n in packet.neighbours:
         linked.setdefault(n.via, []).append(n)
+    owner: dict[int, FTAUnit] = {}  # a turn -> the best-ranked primary unit whose span holds it
+    for u in packet.primary:
+        for i in range(u.evidence.start, u.evidence.end + 1):
+            owner.setdefault(i, u)
+    left_out: dict[int, str] = {}
+
+    def show(unit: FTAUnit) -> bool:
+        """The unit's line and its linked neighbours, if they fit; else why not, in ``left_out``."""
+        span = set(range(unit.evidence.start, unit.evidence.end + 1))
+        if span <= channel.keys() and not _adds_words_to(unit.fact.text, [channel[i] for i in span]):
+            left_out[unit.id] = COVERED  # its turns are shown word for word already and its line adds nothing
+            return False
+        lines[unit.id] = render_unit(unit, ablations, said=not dated)
+        if not fits(lambda: shown_primary.append(unit), shown_primary.pop):
+            del lines[unit.id]
+            left_out[unit.id] = BUDGET
+            return False
+        left_out.pop(unit.id, None)
+        pointed.update(span)
+        # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
+        # it, before lower-ranked units: else a full budget leaves the top units without them.
+        for n in linked.get(unit.id, []):
+            if n.unit.id in lines:
+                continue
+            lines[n.unit.id] = f"{render_unit(n.unit, ablations, said=not dated)} (linked: {n.relation})"
+            if fits(lambda: shown_neighbours.append(n), shown_neighbours.pop):
+                pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
+                left_out.pop(n.unit.id, None)
+            else:
+                del lines[n.unit.id]
+                left_out.setdefault(n.unit.id, BUDGET)
+        return True
+
     # By rank; an item that does not fit is passed over, so a long model-written unit does not
     # keep the shorter units and turns below it out of the budget left.
     for kind, item in _merged(packet):
         if kind == "unit":
-            span = set(range(item.evidence.start, item.evidence.end + 1))
-            if span <= channel.keys() and not _adds_words_to(item.fact.text, [channel[i] for i in span]):
-                continue  # its turns are shown word for word already and its line adds nothing
-            lines[item.id] = render_unit(item, ablations, said=not dated)
-            if not fits(lambda: shown_primary.append(item), shown_primary.pop):
-                del lines[item.id]
-                continue
-            pointed.update(span)
-            # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
-            # it, before lower-ranked units: else a full budget leaves the top units without them.
-            for n in linked.get(item.id, []):
-                if n.unit.id in lines:
-                    continue
-                lines[n.unit.id] = f"{render_unit(n.unit, ablations, said=not dated)} (linked: {n.relation})"
-                if fits(lambda: shown_neighbours.append(n), shown_neighbours.pop):
-                    pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
-                else:
-                    del lines[n.unit.id]
+            if item.id not in lines:
+                show(item)
         elif item.idx not in pointed:
-            fits(lambda: channel.__setitem__(item.idx, item), lambda: channel.pop(item.idx))
+            # A channel turn inside a kept unit's span brings the unit, with the turn as its
+            # anchor: shown alone, the turn would keep out the unit the answer should cite.
+            unit = owner.get(item.idx)
+            if unit is not None and unit.id not in left_out and show(unit):
+                if _adds_words(item, lines[unit.id]):
+                    fits(lambda: turns.__setitem__(item.idx, item), lambda: turns.pop(item.idx))
+            else:
+                fits(lambda: channel.__setitem__(item.idx, item), lambda: channel.pop(item.idx))
     for u in shown_primary + [n.unit for n in shown_neighbours]:
         for t in packet.sources.get(u.id, []):
             if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]):
@@ -307,7 +338,7 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
     text = layout()
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
     return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel),
-                    count(text))
+                    count(text), left_out)
 
 
 def _by_date(items: list[tuple[str | None, str]]) -> list[str]:

@@ -1,20 +1,26 @@
-"""Ask: a question in (Enter asks; a benchmark case offers its stored questions); the rewrite, the
-scored candidates with their facts, the packet and the grounded answer out, each cited unit one
-click from Memory, the trace downloadable."""
+"""Ask: a question in (Enter asks; a benchmark case offers its stored questions), a progress line
+with the stages and the usual time while it is answered; then the counselor's view (the answer, the
+units it cites with their turns, each one click from Memory, the time it took, which kept units the
+model did not see and why) and, folded away, the research view (gold, rewrite and cues, scored
+candidates, the formula, the packet, the trace)."""
 
 import json
+import time
 
 import streamlit as st
 
 import ui
-from ftamem_core import consent
-from ftamem_core.display import number
+from ftamem_core import consent, estimate
+from ftamem_core.display import NOTHING, date, number
 from ftamem_core.config import PRESETS
-from ftamem_core.inference import ask
+from ftamem_core.inference import STAGES, ask
+from ftamem_core.packet import BUDGET, COVERED
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Ask · {case_id}"))
 ui.access(case_id, "view", "ask page")
+if ui.withdrawn(case_id):
+    st.stop()  # the banner above says why nothing is asked
 store = ui.active_store()
 settings = ui.settings()
 stored = store.questions(case_id)
@@ -24,10 +30,54 @@ def use_starter() -> None:
     st.session_state["ask_question"] = stored[st.session_state["ask_starter"]].question
 
 
+def research(trace) -> None:
+    """What a researcher reads: gold, rewrite and cues, scored candidates and R's formula, the
+    packet as the model saw it, calls and the trace."""
+    gold = next((q for q in stored if q.question == trace.question), None)
+    if gold is not None:  # a benchmark question: its gold answer and evidence beside the answer
+        by_id = {t.original_id: t.idx for t in store.turns(case_id) if t.original_id}
+        evidence = [by_id[e] for e in gold.evidence if e in by_id]
+        pointed = {i for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]
+                   if u.id in trace.shown_unit_ids for i in range(u.evidence.start, u.evidence.end + 1)}
+        pointed |= set(trace.shown_turn_ids)
+        st.text(f"Gold answer: {gold.answer if gold.answer is not None else '(none: not answerable)'}")
+        if evidence:
+            st.text(f"Gold evidence turns: {', '.join(map(str, evidence))}; in the packet: "
+                    f"{', '.join(str(i) for i in evidence if i in pointed) or 'none'}")
+    st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
+        f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
+        + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
+    st.download_button("Trace as JSON", json.dumps(trace.as_dict(), ensure_ascii=False, indent=1, default=str),
+                       f"trace-{trace.case_id}.json".replace("/", "_"), "application/json")
+    st.subheader("Rewritten query and cues")
+    st.text(trace.query)
+    st.dataframe([{"cue": name, "values": ", ".join(map(str, values)) or NOTHING}
+                  for name, values in trace.cues.model_dump().items()], hide_index=True)
+    st.subheader("Scored candidates")
+    if trace.settings.get("source_similarity"):
+        # plain: the formula's asterisks and underscores would render as Markdown emphasis
+        st.caption(ui.plain(f"Source similarity (beyond the paper, setting source_similarity = "
+                            f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
+                            "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
+                            + (" A turn answering the other speaker's question just before it counts with that "
+                               "question too (source_reply_context)." if trace.settings.get("source_reply_context")
+                               else "")))
+    facts = {r["id"]: r["fact_text"] for r in store.rows_by_id(case_id, "units", "id, fact_text",
+                                                                [c["id"] for c in trace.candidates])}
+    st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)"),
+                   "left out": WHY_LEFT_OUT.get(trace.left_out.get(c["id"]), "")} for c in trace.candidates],
+                 hide_index=True)
+    st.subheader("Memory packet")
+    if trace.channel_turn_ids:
+        st.caption("Turn channel (beyond the paper, setting turn_channel): raw turns "
+                   + ", ".join(str(i) for i in trace.channel_turn_ids) + " are shown word for word under Other turns.")
+    st.text(trace.packet_text)  # as the model read it, its section marks included
+
+
 if stored:
     c1, c2 = st.columns([4, 1])
     c1.selectbox("The case's stored questions", range(len(stored)), key="ask_starter",
-                 format_func=lambda i: f"{stored[i].category or '-'} · {stored[i].question[:120]}")
+                 format_func=lambda i: f"{stored[i].category or NOTHING} · {stored[i].question[:120]}")
     c2.button("Use this question", on_click=use_starter)
 
 allowed = consent.granted(store, case_id)  # inference.ask refuses too; this says why before typing
@@ -51,26 +101,53 @@ with st.form("ask"):
         archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
     submitted = st.form_submit_button("Ask", type="primary", disabled=not allowed)
 
+built = bool(store.done_sessions(case_id))
+if not built:  # said before asking, and again beside the answer
+    st.info("This case's memory is not built yet: an answer comes from the raw turns most like the question "
+            + ("(the turn channel), not from memory units." if settings.turn_channel else
+               "— and the turn channel is off, so there is nothing to answer from. Build the memory first."))
+
+STAGE_WORDS = {"rewrite": "Reading the question", "retrieval": "Finding the memory", "answer": "Writing the answer"}
+
+
+def expected_line() -> str:
+    """The usual time of an ask with this model here, from its recorded calls."""
+    seconds = estimate.ask_seconds(store, ui.llm_config().model)
+    if len(seconds) < 2:
+        return "no timing yet for this model here"
+    return f"usually {estimate.describe(sum(seconds.values()) + 1)} with this model"
+
+
 if submitted and question.strip():
     run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b), retrieve_archived=archived)
     ui.access(case_id, "ask")
     busy = [c for c in ui.jobs().running_cases()]
-    label = "Asking…" if not busy else "The model is busy with a build; your question waits for it…"
+    expected = expected_line()
+    label = f"Asking… ({expected})" if not busy else "The model is busy with a build; your question waits for it…"
     with st.status(label, expanded=bool(busy)) as status:
         if busy:
             st.text(f"Building now: {', '.join(busy)}. The answer comes once the model is free.")
+        began = time.perf_counter()
+
+        def on_stage(stage: str) -> None:
+            n = STAGES.index(stage) + 1
+            status.update(label=f"{STAGE_WORDS[stage]} · step {n} of {len(STAGES)} · "
+                                f"{time.perf_counter() - began:.0f} s so far · {expected}")
+            st.text(f"{n}. {STAGE_WORDS[stage]}")
+
         try:
             trace = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings, k=int(k),
-                        ablations=PRESETS[preset])
+                        ablations=PRESETS[preset], on_stage=on_stage)
             st.session_state["trace"] = trace
-            for stage, seconds in trace.seconds.items():
-                st.text(f"{stage}: {seconds:.1f} s")
             status.update(label=f"Answered in {sum(trace.seconds.values()):.1f} s", state="complete", expanded=False)
         except Exception as e:  # a backend failure is shown, not raised
             status.update(label="The question could not be answered", state="error", expanded=True)
             st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
 elif submitted:
     st.warning("Type a question first.")
+
+WHY_LEFT_OUT = {BUDGET: "the packet's token budget was full",
+                COVERED: "its turns were shown to the model word for word instead"}
 
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
@@ -79,49 +156,30 @@ if trace is not None and trace.case_id == case_id:
         del st.session_state["trace"]
         st.info("Memory this answer used has been deleted since; ask again.")
         st.stop()
+    # The counselor's view: the answer, its sources with their turns, the time it took.
     st.subheader("Answer")
     st.text(trace.answer)
-    gold = next((q for q in stored if q.question == trace.question), None)
-    if gold is not None:  # a benchmark question: its gold answer and evidence beside the answer
-        by_id = {t.original_id: t.idx for t in store.turns(case_id) if t.original_id}
-        evidence = [by_id[e] for e in gold.evidence if e in by_id]
-        pointed = {i for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]
-                   if u.id in trace.shown_unit_ids for i in range(u.evidence.start, u.evidence.end + 1)}
-        pointed |= set(trace.shown_turn_ids)
-        st.text(f"Gold answer: {gold.answer if gold.answer is not None else '(none: not answerable)'}")
-        if evidence:
-            st.text(f"Gold evidence turns: {', '.join(map(str, evidence))}; in the packet: "
-                    f"{', '.join(str(i) for i in evidence if i in pointed) or 'none'}")
+    st.caption(ui.plain(f"Answered in {sum(trace.seconds.values()):.1f} s · question: {trace.question}"))
     units = {u.id: u for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]}
-    for uid in trace.cited_unit_ids:
-        if uid in units:
-            with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}")):
-                for t in trace.packet.sources.get(uid, []):
-                    st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
-                if st.button("Open in Memory", key=f"open-{uid}"):
-                    ui.open_unit(uid)
-    st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
-        f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
-        + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
-    st.download_button("Trace as JSON", json.dumps(trace.as_dict(), ensure_ascii=False, indent=1, default=str),
-                       f"trace-{trace.case_id}.json".replace("/", "_"), "application/json")
-    st.subheader("Rewritten query and cues")
-    st.text(trace.query)
-    st.json(trace.cues.model_dump())
-    st.subheader("Scored candidates")
-    if trace.settings.get("source_similarity"):
-        # plain: the formula's asterisks and underscores would render as Markdown emphasis
-        st.caption(ui.plain(f"Source similarity (beyond the paper, setting source_similarity = "
-                            f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
-                            "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
-                            + (" A turn answering the other speaker's question just before it counts with that "
-                               "question too (source_reply_context)." if trace.settings.get("source_reply_context")
-                               else "")))
-    facts = {r["id"]: r["fact_text"] for r in store.rows_by_id(case_id, "units", "id, fact_text",
-                                                                [c["id"] for c in trace.candidates])}
-    st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)")} for c in trace.candidates], hide_index=True)
-    st.subheader("Memory packet")
-    if trace.channel_turn_ids:
-        st.caption("Turn channel (beyond the paper, setting turn_channel): raw turns "
-                   + ", ".join(str(i) for i in trace.channel_turn_ids) + " are shown word for word under Other turns.")
-    st.text(trace.packet_text)
+    cited = [uid for uid in trace.cited_unit_ids if uid in units]
+    st.subheader("Sources")
+    if not cited:
+        st.text("The answer cites no memory unit." + (" The turns the model read:" if trace.channel_turn_ids else ""))
+        turns = {t.idx: t for t in store.turns(case_id)} if trace.channel_turn_ids else {}
+        for i in trace.channel_turn_ids:
+            if i in turns:
+                st.text(f"[{number(i)}] {turns[i].speaker or turns[i].role}: {turns[i].text}")
+    for uid in cited:
+        with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}"), expanded=len(cited) == 1):
+            st.text(f"Turns {number(units[uid].evidence.start)}–{number(units[uid].evidence.end)}, "
+                    f"said {date(units[uid].time.dialogue_time)}:")
+            for t in trace.packet.sources.get(uid, []):
+                st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
+            if st.button("Open in Memory", key=f"open-{uid}"):
+                ui.open_unit(uid)
+    left_out = {uid: why for uid, why in trace.left_out.items() if uid in trace.kept_ids}
+    if left_out:
+        st.caption(ui.plain("Kept for this question but not shown to the model: " + "; ".join(
+            f"m{uid} ({WHY_LEFT_OUT.get(why, why)})" for uid, why in left_out.items())))
+    with st.expander("Research view: cues, candidates, formula, packet, trace"):
+        research(trace)

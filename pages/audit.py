@@ -8,7 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
-from ftamem_core.display import number
+from ftamem_core.display import date, number, text, word
 from ftamem_core import audit
 from ftamem_core.audit.checks import CHECKS
 from ftamem_core.store import StoreError
@@ -19,6 +19,8 @@ CRITERION_LABELS = {"fact": "Factual grounding", "time": "Temporal accuracy", "a
 
 st.title("Audit")
 store = ui.active_store()
+if ui.active_case() is not None:
+    ui.consent_banner(ui.active_case())
 ui.show_flash()
 
 
@@ -87,6 +89,8 @@ with score_tab:
                                format_func=lambda i: f"item {positions[i] + 1} of {len(items)}")
         view = audit.item_view(store, item_id, annotator)
         ui.access(view["item"]["case_id"], "view", "audit page")
+        if view["item"]["case_id"] != ui.active_case():  # the active case's banner is shown above
+            ui.consent_banner(view["item"]["case_id"])
         st.text(f"Case {view['item']['case_id']} · {view['item']['kind']} · {view['item']['stratum']}")
         for note in view["changed"]:
             st.warning(ui.plain(f"{note} since the round was drawn"))
@@ -101,12 +105,12 @@ with score_tab:
                     st.text("Deleted since the draw.")
                     continue
                 u = shown["unit"]
-                st.text(f"Fact [{u['fact']['content_type']}]: {u['fact']['text']}")
-                st.text(f"Time: {u['time']['event_time']} (said as: {u['time']['event_time_expression'] or '-'}; "
-                        f"{u['time']['time_orientation']}, {u['time']['completion']}); dialogue time "
-                        f"{u['time']['dialogue_time'] or '-'}")
-                st.text(f"Feeling: {u['affect']['emotion_or_state']} · intention: {u['affect']['intention_or_plan']}"
-                        f" · relations: {u['affect']['relation_cues']}")
+                st.text(f"Fact [{word(u['fact']['content_type'])}]: {u['fact']['text']}")
+                st.text(f"Time: {date(u['time']['event_time'])} (said as: {text(u['time']['event_time_expression'])}; "
+                        f"{word(u['time']['time_orientation'])}, {word(u['time']['completion'])}); said on "
+                        f"{date(u['time']['dialogue_time'])}")
+                st.text(f"Feeling: {word(u['affect']['emotion_or_state'])} · intention: "
+                        f"{word(u['affect']['intention_or_plan'])} · relations: {word(u['affect']['relation_cues'])}")
                 st.text("Evidence turns:")
                 for t in shown["turns"]:
                     st.text(f"[{number(t['idx'])}] {t['speaker'] or t['role']}: {t['text']}")

@@ -8,6 +8,7 @@ import ui
 from ftamem_core import build_events as ev
 from ftamem_core import consent
 from ftamem_core.construction import Builder
+from ftamem_core.display import date, number, word
 from ftamem_core.editing import human_corrections
 from ftamem_core.errors import describe
 from ftamem_core.estimate import describe as duration, seconds_per_turn
@@ -27,10 +28,15 @@ st.caption(ui.plain(f"{len(done)} of {len(sessions)} sessions built · backend {
 allowed = consent.granted(store, case_id)
 if not allowed:
     state = consent.state(store, case_id)["state"]
-    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded ({state})."))
+    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded "
+                        f"({word(state)})."))
+    if ui.recorder() is None:  # the log says who recorded it, never a default name
+        st.warning("Type your name in the sidebar first: consent is recorded with who recorded it.")
     note = st.text_input("How and when was consent given?", key="build_consent_note")
-    if st.button("Record consent granted", disabled=not note.strip()):
-        consent.record(store, case_id, "granted", ui.who(), note)
+    if st.button("Record consent granted", disabled=not note.strip() or ui.recorder() is None):
+        consent.record(store, case_id, "granted", ui.recorder(), note)
+        ui.access(case_id, "consent", "granted")
+        st.session_state.pop("build_consent_note", None)
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)
@@ -80,36 +86,34 @@ ui.confirm_dialog("confirm-rebuild", "Rebuild from scratch?",
                   + "\n\nTo keep them, untick 'Rebuild from scratch': a build then resumes where it stopped.",
                   discard_and_rebuild, reason=False, label="Discard them and rebuild")
 
+def unit_card(u: FTAUnit) -> None:
+    with st.container(border=True):
+        st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {number(u.evidence.start)}–{number(u.evidence.end)}"))
+        st.text(u.fact.text)
+        st.caption(ui.plain(f"time: said {date(u.time.dialogue_time)}, happened {date(u.time.event_time)} "
+                            f"({word(u.time.time_orientation)}, {word(u.time.completion)}) · feeling: "
+                            f"{word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}"))
+
+
 job = ui.jobs().get(case_id)
 running = job is not None and job.running
 
 
 @st.fragment(run_every=1.0 if running else None)
-def controls() -> None:
-    """The buttons follow the build's state: a build ending re-enables Start without a click."""
-    job = ui.jobs().get(case_id)
-    running = job is not None and job.running
-    b1, b2 = st.columns(2)
-    b1.button("Start / resume build", on_click=start, disabled=running or not allowed, type="primary")
-    b2.button("Stop", on_click=lambda: job.stop(), disabled=not running)
-
-
-controls()
-ui.show_flash()
-
-
-def unit_card(u: FTAUnit) -> None:
-    with st.container(border=True):
-        st.markdown(f"**m{u.id}** · " + ui.plain(f"{u.fact.content_type} · turns {u.evidence.start}–{u.evidence.end}"))
-        st.text(u.fact.text)
-        st.caption(ui.plain(f"time: said {u.time.dialogue_time}, happened {u.time.event_time} "
-                            f"({u.time.time_orientation}, {u.time.completion}) · affect: {u.affect.emotion_or_state}; "
-                            f"intention: {u.affect.intention_or_plan}"))
-
-
-@st.fragment(run_every=1.0 if running else None)
 def live() -> None:
+    """The buttons and the build as it goes (progress, the window, units as they form), redrawn each
+    second while a build runs. When the build starts or ends the whole page runs again, so the
+    refresh is switched on or off and the buttons follow the build's state."""
     job = ui.jobs().get(case_id)
+    if (job is not None and job.running) != running:
+        st.rerun()
+    b1, b2 = st.columns(2)
+    if b1.button("Start / resume build", disabled=running or not allowed, type="primary"):
+        start()
+        st.rerun()  # the page follows the build from here on
+    if b2.button("Stop", disabled=not running):
+        job.stop()
+        st.toast("Stopping after the current model call…")
     if job is None:
         st.info("No build started in this app session. Finished sessions are kept; a build resumes where it stopped.")
         return
@@ -130,23 +134,26 @@ def live() -> None:
     elapsed = (job.finished or time.time()) - job.started
     build_id = next((e.build_id for e in events if isinstance(e, ev.BuildStarted)), None)
     calls, tokens = store.build_usage(build_id) if build_id else (0, 0)
-    st.progress(min(progress, 1.0), text=f"{'running' if job.running else (job.report.status if job.report else 'ended')}"
-                f" · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
+    state = "running" if job.running else word(job.report.status) if job.report else "ended"
+    formed = sum(isinstance(e, ev.UnitFinalised) for e in events)
+    where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job.running else ""
+    st.progress(min(progress, 1.0), text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
+                f"{formed} unit{'' if formed == 1 else 's'} · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:
         st.error(ui.plain(job.error))
     began = {e.session: e.at for e in events if isinstance(e, ev.SessionStarted)}
     ended = {e.session: e.at for e in events if isinstance(e, ev.SessionDone)}
     if began:
-        st.dataframe([{"session": i, "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
+        st.dataframe([{"session": number(i), "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
                        "state": "done" if i in ended else "building" if job.running else "stopped",
                        "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else None}
                       for i, t in began.items()], hide_index=True)
     if last_window:
-        st.subheader(f"Window turns {last_window.start}–{last_window.end}")
-        rows = [{"span": f"{a}–{b}", "trigger": t, "state": "final"} for a, b, t in last_window.final]
+        st.subheader(f"Window turns {number(last_window.start)}–{number(last_window.end)}")
+        rows = [{"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "final"} for a, b, t in last_window.final]
         if last_window.provisional:
             a, b, t = last_window.provisional
-            rows.append({"span": f"{a}–{b}", "trigger": t, "state": "provisional (carried to the next window)"})
+            rows.append({"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.unit for e in events if isinstance(e, ev.UnitFinalised)]
     present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u.id for u in units])}
@@ -159,11 +166,13 @@ def live() -> None:
     with right:
         st.subheader("Fusions, checks, links")
         kinds = (ev.Fused, ev.TurnsCut, ev.CoveragePass, ev.VerbatimKept, ev.DuplicateMerged, ev.FactSplit, ev.Dropped,
-                 ev.LinkAdded)
+                 ev.LinkAdded, ev.FusionUndone)
         for e in reversed([e for e in events if isinstance(e, kinds)][-12:]):
             # model text goes through st.text: shown as text, never as Markdown
             if isinstance(e, ev.Fused):
                 st.text(f"fused: {e.fused}")
+            elif isinstance(e, ev.FusionUndone):
+                st.text(f"fusion undone ({e.why}): kept {e.kept}")
             elif isinstance(e, ev.TurnsCut):
                 st.caption(f"turns {', '.join(map(str, e.turns))} cut to fit the prompt "
                            f"({e.limit:,} characters for a prompt's turns); stored whole")
@@ -186,4 +195,6 @@ def live() -> None:
                 link = e.link
                 st.caption(ui.plain(f"m{link.source} {link.relation} m{link.target} ({link.confidence})"))
 
+
+ui.show_flash()
 live()

@@ -7,6 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
+from ftamem_core import search
 from ftamem_core.display import NOTHING, date, history_rows, number, text, word
 from ftamem_core.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
@@ -31,7 +32,8 @@ with st.expander("Filters", expanded=True):
     f_status = c3.multiselect("Status", ["final", "partial"])
     f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__))
     f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__))
-    f_text = st.text_input("Text contains", help="the fact, the summary and the words of its evidence turns")
+    f_text = st.text_input("Text contains", help="by words (the fact, the summary and its evidence turns) and by "
+                                                 "meaning (\"father\" finds a unit saying \"Dad\"), best first")
 
 
 def words(u) -> str:
@@ -43,8 +45,7 @@ def keep(u) -> bool:
     s = sessions.get(u.evidence.session_id)
     return ((not f_session or (s and s.idx in f_session)) and (not f_type or u.fact.content_type in f_type)
             and (not f_status or u.construction_status in f_status) and (not f_life or u.lifecycle_status in f_life)
-            and (not f_orient or u.time.time_orientation in f_orient)
-            and (not f_text or f_text.lower() in words(u)))
+            and (not f_orient or u.time.time_orientation in f_orient))
 
 
 def state(u) -> str:
@@ -53,23 +54,47 @@ def state(u) -> str:
 
 
 shown = [u for u in units if keep(u)]
+found: dict[int, search.Hit] = {}
+if f_text.strip():
+    hits = search.search(store, ui.embedder(), case_id, f_text, {u.id: words(u) for u in shown})
+    found = {h.unit_id: h for h in hits}
+    shown = [u for h in hits for u in shown if u.id == h.unit_id]  # best first
+    if not shown:
+        st.info(ui.plain(f"Nothing in this case's memory matches \u201c{f_text}\u201d by its words or its meaning. "
+                         "Ask it as a question instead: the Ask page also reads the raw turns."))
+        if st.button("Ask it on the Ask page"):
+            st.session_state["ask_question"] = f_text
+            st.switch_page("pages/ask.py")
+        st.stop()
 ids = [u.id for u in shown]
 if not ids:
     st.info("No unit matches the filters.")
     st.stop()
+
+
+def matched(u) -> dict:
+    """The search's columns: the words found as written, those close in meaning, the cosine."""
+    if u.id not in found:
+        return {}
+    h = found[u.id]
+    return {"matched": ", ".join(h.words + h.like) or f"meaning only ({h.meaning:.2f})"}
 frame = pd.DataFrame([{"id": u.id, "session": number(sessions[u.evidence.session_id].idx)
                        if u.evidence.session_id in sessions else NOTHING,
                        "turns": f"{number(u.evidence.start)}-{number(u.evidence.end)}", "type": word(u.fact.content_type),
-                       "fact": u.fact.text, "event time": date(u.time.event_time), "feeling": word(u.affect.emotion_or_state),
+                       "fact": u.fact.text, **matched(u), "event time": date(u.time.event_time), "feeling": word(u.affect.emotion_or_state),
                        "status": word(u.construction_status), "lifecycle": word(u.lifecycle_status),
                        "out of retrieval": state(u)} for u in shown])
 greyed = frame.style.apply(lambda row: ["color: #9aa0a6" if row["out of retrieval"] else ""] * len(row), axis=1)
 st.caption("Click a row to open its unit. Disputed and archived units (grey) are left out of retrieval and packets.")
-picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode="single-row", key="memory_table")
-rows = list(picked.selection.rows) if picked is not None else []
+# A click on any cell opens its row's unit, not only the row's checkbox.
+picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode=["single-row", "single-cell"],
+                      key="memory_table")
+selection = picked.selection if picked is not None else {}
+rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
 # A row clicked now wins; otherwise the unit asked for by the URL or another page, else the first.
-if rows and rows != st.session_state.get("_memory_rows"):
+if rows and rows != st.session_state.get("_memory_rows") and rows[0] < len(ids):
     st.session_state["unit_id"] = ids[rows[0]]
+    st.session_state["_scroll_to_card"] = True
 st.session_state["_memory_rows"] = rows
 chosen = ui.chosen_unit()
 asked = st.session_state.get("unit_id") or st.query_params.get("unit")
@@ -82,7 +107,9 @@ st.session_state["unit_id"] = unit_id
 st.query_params["unit"] = str(unit_id)
 unit = store.get_unit(case_id, unit_id)
 
-st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""))
+st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""), anchor="unit-card")
+if st.session_state.pop("_scroll_to_card", False):
+    ui.scroll_into_view("unit-card")
 left, right = st.columns(2)
 with left:
     st.text(f"Fact [{word(unit.fact.content_type)}]: {unit.fact.text}")

@@ -7,7 +7,7 @@ import streamlit as st
 
 import ui
 from ftamem_core import auth, consent, privacy
-from ftamem_core.display import history_rows, number
+from ftamem_core.display import date, history_rows, number, word
 from ftamem_core.editing import delete_session_memory, history
 from ftamem_core.models import MAX_RETENTION_DAYS
 from ftamem_core.store import StoreError
@@ -21,18 +21,20 @@ st.text(f"Case: {case_id}")
 
 st.subheader("Consent")
 current = consent.state(store, case_id)
-st.text(f"State: {current['state']}" + (f" · recorded by {current['who']} at {current['at']}" if current["at"] else ""))
+st.text(f"State: {word(current['state'])}" + (f" · recorded by {current['who']} on {date(current['at'])}"
+                                              if current["at"] else ""))
 if current["note"]:
     st.text(f"Note: {current['note']}")
 
 
 def record_consent(state: str) -> None:
     try:
-        consent.record(store, case_id, state, ui.who(), st.session_state.get("consent_note", ""))
+        consent.record(store, case_id, state, ui.recorder() or "", st.session_state.get("consent_note", ""))
         ui.access(case_id, "consent", state)
     except StoreError as e:
         ui.flash("error", e)
         return
+    st.session_state.pop("consent_note", None)  # the next change gives its own note
     if state == "withdrawn":
         job = ui.jobs().get(case_id)
         if job is not None and job.running:
@@ -48,9 +50,10 @@ if not ui.named():
 st.text_input("Note (how and where consent was given or withdrawn)", key="consent_note")
 c1, c2 = st.columns(2)
 c1.button("Record consent granted", on_click=record_consent, args=("granted",),
-          disabled=current["state"] == "granted" or not ui.named())
+          disabled=current["state"] == "granted" or ui.recorder() is None
+          or not st.session_state.get("consent_note", "").strip(), help="needs your name and a note")
 c2.button("Record consent withdrawn", on_click=record_consent, args=("withdrawn",),
-          disabled=current["state"] != "granted" or not ui.named())
+          disabled=current["state"] != "granted" or ui.recorder() is None)
 with st.expander("Consent log"):
     st.dataframe(consent.log(store, case_id), hide_index=True, column_order=["at", "state", "who", "note"])
 

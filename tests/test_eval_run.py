@@ -216,13 +216,13 @@ def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatc
     at.run()
     at.switch_page("pages/evaluate.py").run()
     assert not at.exception, at.exception
-    assert at.dataframe[0].value.iloc[0]["run"] == "first"
-    scores = at.dataframe[1].value
+    assert at.main.dataframe[0].value.iloc[0]["run"] == "first"
+    scores = at.main.dataframe[1].value
     assert list(scores["method"]) == ["turn-rag", "question-only"]
     at.selectbox(key="cmp_method_a").set_value("turn-rag").run()
     at.selectbox(key="cmp_method_b").set_value("question-only").run()
     at.checkbox[0].uncheck().run()
-    compare = at.dataframe[-1].value
+    compare = at.main.dataframe[-1].value
     assert len(compare) == 3 and set(compare["recall A"]) == {1.0} and set(compare["recall B"]) == {0.0}
     assert any("3 questions in both" in t.value for t in at.text)
     st.cache_resource.clear()

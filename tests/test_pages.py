@@ -331,11 +331,12 @@ def test_build_page_asks_for_consent_before_building(app):
     assert not at.exception and at.warning
     assert next(b for b in at.button if b.label == "Start / resume build").disabled
     next(t for t in at.text_input if t.key == "build_consent_note").set_value("signed form, first session").run()
+    at.sidebar.text_input(key="who").input("Dr. Lee").run()  # consent is recorded with who recorded it
     next(b for b in at.button if b.label == "Record consent granted").click().run()
     assert not at.exception
     assert not next(b for b in at.button if b.label == "Start / resume build").disabled
     (row,) = consent.log(store, "sample-daniel")
-    assert (row["state"], row["note"]) == ("granted", "signed form, first session")
+    assert (row["state"], row["note"], row["who"]) == ("granted", "signed form, first session", "Dr. Lee")
 
 
 def test_privacy_page_withdraws_consent_and_erases_the_case(app):

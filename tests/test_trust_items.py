@@ -282,7 +282,7 @@ def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embe
     consent.record(store, "c1", "withdrawn", "Dana", "phoned")
     store.close()
     before = _calls(db)
-    assert main(ask) == 1 and "consent withdrawn" in capsys.readouterr().err and _calls(db) == before
+    assert main(ask) == 1 and "consent is withdrawn" in capsys.readouterr().err and _calls(db) == before
 
 
 def test_item4_a_build_stopped_by_a_withdrawal_exits_non_zero(tmp_path, capsys, monkeypatch, hash_embedder):

@@ -65,13 +65,35 @@ def test_the_setting_acts_in_ask_and_fact_only_and_question_only_have_no_channel
         assert trace.channel_turn_ids == [] and trace.settings["turn_channel"] == 0
 
 
-def test_a_unit_whose_turns_the_channel_shows_and_adds_nothing_is_left_out():
+def test_a_channel_turn_in_a_kept_units_span_brings_the_unit_rather_than_pushing_it_out():
+    """Issue 42 item 2: the care-home turn came through the channel and the care-home unit, the
+    top candidate, was left out, so the answer cited another unit."""
     said = Turn(idx=7, speaker="Maya", text="I joined a running group that meets on Sundays.")
     verbatim = make_unit("c1", "Maya joined a running group that meets on Sundays.", 7, 7)
     richer = make_unit("c1", "Maya joined a running group on Sundays after the doctor's advice.", 7, 7)
     verbatim.id, richer.id = 1, 2
-    shown = render(MemoryPacket([verbatim, richer], [], {}, scores={1: 0.3, 2: 0.2}, channel=[(0.6, said)]), FULL)
-    assert shown.channel_ids == [7] and shown.unit_ids == [2]  # "doctor's advice" is more than the turn
+    shown = render(MemoryPacket([verbatim, richer], [], {7: [said]}, scores={1: 0.3, 2: 0.2},
+                                channel=[(0.6, said)]), FULL)
+    assert shown.unit_ids == [1, 2] and shown.channel_ids == [] and shown.left_out == {}
+    assert "## Other turns" not in shown.text and "[m1] Maya joined a running group" in shown.text
+    # The turn is the unit's anchor where it adds words ("I" is no content word; "joined" is in m1).
+    anchored = Turn(idx=7, speaker="Maya", text="Since March I joined a running group that meets on Sundays.")
+    shown = render(MemoryPacket([verbatim], [], {1: [anchored]}, scores={1: 0.3}, channel=[(0.6, anchored)]), FULL)
+    assert shown.unit_ids == [1] and shown.turn_ids == [7] and shown.channel_ids == []
+    assert shown.text.index("## Source turns") < shown.text.index("Since March")
+
+
+def test_a_kept_unit_left_out_says_why_budget_or_covered_by_a_turn_shown():
+    said = Turn(idx=7, speaker="Maya", text="I joined a running group that meets on Sundays.")
+    long = make_unit("c1", "Maya joined a running group " + "that meets on Sundays in the park near her flat " * 6, 7, 7)
+    verbatim = make_unit("c1", "Maya joined a running group that meets on Sundays.", 7, 7)
+    long.id, verbatim.id = 1, 2
+    packet = MemoryPacket([long, verbatim], [], {}, scores={1: 0.3, 2: 0.2}, channel=[(0.6, said)])
+    room = approx_tokens(render(MemoryPacket([], [], {}, channel=[(0.6, said)]), FULL).text) + 5
+    shown = render(packet, FULL, budget=room)
+    # The long unit does not fit, so its turn is shown alone; the short unit adds nothing to that turn.
+    assert shown.channel_ids == [7] and shown.unit_ids == []
+    assert shown.left_out == {1: "budget", 2: "covered"}
 
 
 def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget():

@@ -134,7 +134,7 @@ def test_the_signed_in_user_is_the_name_in_the_history_and_the_access_log(users)
     assert len(auth.access_log(store, "sample-daniel")) == len(log)
     at.switch_page("pages/privacy.py").run()
     assert not at.exception
-    shown = at.dataframe[-1].value
+    shown = at.main.dataframe[-1].value
     assert "ana" in set(shown["who"]) and "privacy page" in set(shown["detail"])
 
 

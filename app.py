@@ -71,6 +71,8 @@ with st.sidebar:
                     st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
+    st.caption(f"Profile: {s.profile}" + (" (the method as the paper writes it)" if s.profile == "paper"
+                                           else " (the paper's method with the repairs a small model needs)"))
     with st.expander("Settings in force"):
         st.dataframe(settings_rows(s.model_dump(exclude={"llm", "backends", "auth"})
                                    | {"llm": cfg.model_dump(exclude={"api_key"})}), hide_index=True)

@@ -1,7 +1,8 @@
 """One settings object: the paper's parameters, with the repairs for small models on by default.
 
 Precedence, lowest first: the defaults below (the ``small-model`` profile), a named profile
-(``--profile``, ``FTAMEM_PROFILE`` or the file's ``profile`` key; profiles.py), a TOML file
+(``--profile``, ``FTAMEM_PROFILE`` or the file's ``profile`` key, else the backend's: ``paper`` for an
+OpenAI-compatible server; profiles.py), a TOML file
 (``ftamem.toml`` in the working directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
 top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``, ``FTAMEM_ABLATIONS_<NAME>`` for an
 ablation switch), then explicit overrides (command-line options, the app's sidebar). A named
@@ -18,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
-from .profiles import profile_values
+from .profiles import PROFILES, default_profile, profile_values
 from .setting import build_values, setting
 from .vectors import IndexConfig
 
@@ -118,6 +119,11 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     db_path: str = setting("memory.db", description="the SQLite database (`ftamem --db`, `FTAMEM_DB_PATH`)")
+    # The values a profile sets are the settings themselves (and recorded as such); the name is kept
+    # so that the sidebar, a build and every trace can say which method ran.
+    profile: Literal[PROFILES] = setting("small-model", description="the named profile the settings started from: "
+                                         "`small-model` (the embedded backend's default) or `paper` (an "
+                                         "OpenAI-compatible server's); `ftamem --profile`, `FTAMEM_PROFILE`")
     # Boundary-preserving Window Segmentation (Algorithm 1)
     window_size: int = setting(20, ge=2, build=True, description="W: turns in a BWS window (`fixed`: the stride)")
     min_forward_step: int = setting(1, ge=1, build=True, description="BWS: the least turns a window moves on")
@@ -327,7 +333,7 @@ def load_settings(
 ) -> Settings:
     """Defaults, then a named profile, then the TOML file, then the environment, then
     ``overrides``. The profile is ``profile``, else ``FTAMEM_PROFILE``, else the file's ``profile``
-    key (profiles.py)."""
+    key, else the backend's (``profiles.default_profile``: ``paper`` for an OpenAI-compatible server)."""
     environ = dict(os.environ if environ is None else environ)
     data: dict[str, Any] = {}
     path = config_file or environ.get("FTAMEM_CONFIG")
@@ -336,11 +342,13 @@ def load_settings(
     if path is not None:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
-    name = profile or environ.get("FTAMEM_PROFILE") or data.pop("profile", None)
-    data.pop("profile", None)
-    if name:
-        data = {**profile_values(name, Settings), **data}
+    file_profile = data.pop("profile", None)
     env = _from_env(environ)
+    env.pop("profile", None)  # FTAMEM_PROFILE is read below, with its place in the precedence
+    backend = ((overrides.get("llm") or {}).get("backend") or env.get("llm", {}).get("backend")
+               or data.get("llm", {}).get("backend") or LLMConfig.model_fields["backend"].default)
+    name = profile or environ.get("FTAMEM_PROFILE") or file_profile or default_profile(backend)
+    data = {**profile_values(name, Settings), **data, "profile": name}
     llm = {**data.get("llm", {}), **env.pop("llm", {})}
     ablations = {**data.get("ablations", {}), **env.pop("ablations", {})}
     if ablations:

@@ -1,5 +1,6 @@
-"""docs/configuration.md, written from the settings model: ``python -m ftamem_core.config_docs --write``
-(without ``--write``: print it). tests/test_config.py fails when the committed file is stale."""
+"""docs/configuration.md and the README's table of what the profiles change, written from the
+settings model: ``python -m ftamem_core.config_docs --write`` (without ``--write``: print the doc).
+tests/test_config.py fails when either is stale."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from .profiles import PROFILES, profile_values
 from .setting import shapes_build
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+README = DOC.parents[1] / "README.md"
+BEGIN, END = "<!-- profiles:begin -->", "<!-- profiles:end -->"
 
 INTRO = """\
 # Configuration
@@ -144,6 +147,26 @@ def render() -> str:
     return "\n".join(out)
 
 
+def profile_table() -> str:
+    """The settings on which the profiles differ, one row each (the README's table)."""
+    values = {name: load_profile(name) for name in PROFILES}
+    lines = ["| setting | " + " | ".join(f"`{n}`" for n in PROFILES) + " |", "|---" * (len(PROFILES) + 1) + "|"]
+    for name in Settings.model_fields:
+        shown = [_value(getattr(v, name)) for v in values.values()]
+        if name != "profile" and len(set(shown)) > 1:
+            lines.append(f"| `{name}` | " + " | ".join(shown) + " |")
+    return "\n".join(lines)
+
+
+def load_profile(name: str) -> Settings:
+    return Settings.model_validate(profile_values(name, Settings))
+
+
+def readme_with_table(readme: str) -> str:
+    head, rest = readme.split(BEGIN, 1)
+    return head + BEGIN + "\n" + profile_table() + "\n" + END + rest.split(END, 1)[1]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ftamem_core.config_docs", description=__doc__.splitlines()[0])
     p.add_argument("--write", action="store_true", help=f"write {DOC.relative_to(DOC.parents[1])}")
@@ -151,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render()
     if args.write:
         DOC.write_text(text, encoding="utf-8")
+        README.write_text(readme_with_table(README.read_text(encoding="utf-8")), encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

@@ -117,7 +117,8 @@ class Builder:
         # The running build is the case's lock: taken before anything is cleared or written.
         build = self.store.start_build(Build(
             case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
-            settings={**self.settings.build_settings(), "window_size": window, "segmentation": segmentation}))
+            settings={**self.settings.build_settings(), "window_size": window, "segmentation": segmentation,
+                      "profile": self.settings.profile}))
         try:
             if from_scratch:
                 with self.store.transaction():

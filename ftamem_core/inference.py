@@ -93,7 +93,7 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         k_reason = "given for this question"
     source_on, channel_on = uses_turns(settings, ab)
     trace = AskTrace(case_id, question, settings={
-        "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
+        "profile": settings.profile, "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
         "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
         "turn_channel": settings.turn_channel if channel_on else 0,
         "source_similarity": settings.source_similarity if source_on else 0.0,

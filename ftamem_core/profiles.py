@@ -32,6 +32,12 @@ PAPER_PARAMETERS: dict[str, Any] = {
 PROFILES = ("small-model", "paper")
 
 
+def default_profile(backend: str) -> str:
+    """The profile when none is named: a server (an OpenAI-compatible one, typically a larger model
+    on a GPU) runs the paper's method; the embedded small model needs the repairs."""
+    return "paper" if backend == "openai" else "small-model"
+
+
 class UnknownProfile(ValueError):
     pass
 

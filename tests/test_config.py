@@ -128,7 +128,7 @@ BEYOND_THE_PAPER = {
 def test_the_paper_profile_differs_from_the_defaults_exactly_in_the_settings_beyond_the_paper():
     defaults, paper = load_settings(environ={}), load_settings(environ={}, profile="paper")
     changed = {name for name in type(defaults).model_fields if getattr(defaults, name) != getattr(paper, name)}
-    assert changed == BEYOND_THE_PAPER
+    assert changed == BEYOND_THE_PAPER | {"profile"} and (defaults.profile, paper.profile) == ("small-model", "paper")
     assert (paper.window_size, paper.tau, paper.lam, paper.link_expansion, paper.segmentation) == (20, 0.35, 0.8, 1,
                                                                                                    "bws")
     assert not any(getattr(paper, name) for name in BEYOND_THE_PAPER - {"score_all_below", "min_fragment_turns"})
@@ -159,6 +159,21 @@ def test_a_profile_from_the_file_the_environment_or_the_command_line_and_the_fil
         load_settings(environ={}, profile="big-model")
 
 
+def test_the_profile_follows_the_backend_unless_one_is_named(tmp_path):
+    # an OpenAI-compatible server runs the paper's method, the embedded small model the repairs
+    server = load_settings(environ={"FTAMEM_LLM_BACKEND": "openai"})
+    assert server.profile == "paper" and server.ground_facts is False and server.turn_channel == 0
+    assert load_settings(environ={}).profile == "small-model" and load_settings(environ={}).ground_facts is True
+    assert load_settings(environ={}, llm={"backend": "openai"}).profile == "paper"  # as `ftamem --llm openai`
+    assert load_settings(environ={}, llm={"backend": "scripted"}).profile == "small-model"
+    toml = tmp_path / "ftamem.toml"
+    toml.write_text('[llm]\nbackend = "openai"\n')
+    assert load_settings(toml, environ={}).profile == "paper"
+    named = load_settings(environ={"FTAMEM_LLM_BACKEND": "openai"}, profile="small-model")
+    assert named.profile == "small-model" and named.ground_facts is True
+    assert load_settings(environ={"FTAMEM_LLM_BACKEND": "openai", "FTAMEM_PROFILE": "small-model"}).ground_facts
+
+
 def test_cli_profile_option(tmp_path, capsys):
     from ftamem_core.cli import build_parser, settings_from
     args = build_parser().parse_args(["--db", str(tmp_path / "m.db"), "--profile", "paper", "cases"])
@@ -173,3 +188,12 @@ def test_configuration_doc_is_generated_from_the_settings_model():
     assert "| `construction_max_tokens` | 2048 | yes |" in text and "| `answer_max_citations` | 5 |  |" in text
     assert "| `speaker_check` | true | yes | false |" in text  # the paper profile's value beside the default
     assert DOC.read_text(encoding="utf-8") == text, "stale: run python -m ftamem_core.config_docs --write"
+
+
+def test_the_readme_lists_what_the_profiles_change():
+    from ftamem_core.config_docs import README, profile_table, readme_with_table
+    table = profile_table()
+    assert "| `verbatim_fallback` | true | false |" in table and "| `turn_channel` | 10 | 0 |" in table
+    assert "`tau`" not in table and "`profile`" not in table  # only what differs
+    readme = README.read_text(encoding="utf-8")
+    assert readme_with_table(readme) == readme, "stale: run python -m ftamem_core.config_docs --write"

@@ -327,6 +327,7 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     assert [e.turns for e in events if isinstance(e, ev.CoveragePass)][0] == [2]
     assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
     assert case.builds("c1")[-1].settings["coverage_pass"] is True
+    assert case.builds("c1")[-1].settings["profile"] == "small-model"  # the build names the method that ran
 
 
 def test_without_the_coverage_pass_or_the_fallback_uncovered_turns_stay_uncovered(case):

@@ -260,6 +260,7 @@ def test_item10_settings_and_the_health_check_read_as_tables_and_sentences(app):
     at = open_page("pages/cases.py")
     settings = next(d.value for d in at.sidebar.dataframe if list(d.value.columns) == ["setting", "value"])
     assert len(settings) > 30 and "llm.model" in set(settings["setting"]) and not at.sidebar.json
+    assert any(c.value.startswith("Profile: small-model") for c in at.sidebar.caption)  # the method in force
     assert not any(v in ("None", "") for v in settings["value"])  # nothing as "—"
     next(b for b in at.sidebar.button if b.label == "Health check").click().run()
     assert not at.exception, at.exception

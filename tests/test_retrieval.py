@@ -231,6 +231,7 @@ def test_k_follows_the_dataset_and_the_trace_says_why(memory):
     settings = load_settings(environ={}, tau=0.0, top_k=2, top_k_locomo=4)
     trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings)
     assert trace.settings["k"] == 2 and "top_k" in trace.settings["k_reason"] and len(trace.kept_ids) == 2
+    assert trace.settings["profile"] == "small-model"  # the trace names the method that ran
     store.conn.execute("UPDATE cases SET source_format = 'locomo' WHERE id = 'c1'")
     trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings)
     assert trace.settings["k"] == 4 and "LoCoMo" in trace.settings["k_reason"] and len(trace.kept_ids) == 4

@@ -112,7 +112,8 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
             "split": _run_split(config), "cases": sorted({c for c, _ in shared}),
             "sessions": config.get("sessions"), "measured": measured or date.today().isoformat(),
             "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared),
-            "dataset": dataset, "temperature": config.get("answer_temperature"), "cpus": config.get("cpus")}
+            "dataset": dataset, "temperature": config.get("answer_temperature"), "cpus": config.get("cpus"),
+            "profile": config.get("profile") or "unrecorded"}
     strata = [c for c, _ in shared]
     value = {"f1": lambda r: main_f1(dataset, r), "content_recall": lambda r: r.get("content_recall"),
              "answer_stage_tokens": lambda r: r.get("answer_stage_tokens"), "seconds": lambda r: r.get("seconds"),
@@ -269,7 +270,9 @@ def results_markdown(folder: Path) -> str:
         first = mine[0]
         out += ([f"## Answers, {_split_name(split, mine)}", "",
                 f"Run `{first['run']}` answered at commit `{first['commit']}`, settings `{first['settings_digest']}`, "
-                f"model {first['model']}{_temperature(first)}, measured {first['measured']}; {first['n']} questions"
+                f"model {first['model']}{_temperature(first)}"
+                + (f", profile `{first['profile']}`" if first.get("profile", "unrecorded") != "unrecorded" else "")
+                + f", measured {first['measured']}; {first['n']} questions"
                 + (" (categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring."
                    if first.get("dataset", "locomo") == "locomo" else ". F1: ES-MemEval's (unique word sets).")
                 + (f" Seconds on {first['cpus']} CPU cores." if first.get("cpus") else "")

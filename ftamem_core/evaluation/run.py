@@ -149,6 +149,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
     plan = {d.case.id: questions_for(d, cfg) for d in docs}
     (out / "config.json").write_text(json.dumps({**cfg.__dict__, "llm": settings.llm.model_dump(exclude={"api_key"}),
                                                  "commit": commit(), "settings_digest": settings_digest(settings),
+                                                 "profile": settings.profile,
                                                  "answer_temperature": settings.answer_temperature,
                                                  "cpus": os.cpu_count(),
                                                  "questions_per_case": {c: len(q) for c, q in plan.items()}},

@@ -492,16 +492,12 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
 
 @pytest.mark.parametrize("change", ["delete", "edit"])
 def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_build(tmp_path, change):
-    from ftamem_core import consent
     from ftamem_core.construction import Builder
 
     from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
-    from test_construction import SETTINGS, doc
+    from test_construction import SETTINGS, two_stores
 
-    db = tmp_path / "m.db"
-    builder_store, person = Store(db), Store(db)  # the build's process and the person's
-    builder_store.ingest([doc()])
-    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    builder_store, person = two_stores(tmp_path)
     pipeline = Pipeline(seg_size=4)
 
     def extraction(messages):

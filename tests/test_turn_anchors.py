@@ -135,14 +135,10 @@ def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, s
     """Issue 39: a person deletes the carried partial while the model completes it; the candidate
     stored instead of the fused unit has the anchors its turns give it, as any other unit."""
     from ftamem_core import editing
-    from ftamem_core.store import Store
 
-    from test_construction import SETTINGS, doc
+    from test_construction import SETTINGS, two_stores
 
-    db = tmp_path / "m.db"
-    builder_store, person = Store(db), Store(db)  # the build's process and the person's
-    builder_store.ingest([doc()])
-    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    builder_store, person = two_stores(tmp_path)
     pipeline = Pipeline(seg_size=4)
 
     def extraction(messages):

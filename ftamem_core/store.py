@@ -75,7 +75,10 @@ class Store(BuildRecords):
         self.vectors = VectorStore(folder, dim, index_config)
 
     def close(self) -> None:
-        self.settle_scrub()
+        try:
+            self.settle_scrub()
+        except sqlite3.Error:  # closed already, or the file is not writable: the scrub stays owed in it
+            pass
         self.conn.close()
 
     # Locks: this store's lock first, then the vector store's, then an index's own: every path

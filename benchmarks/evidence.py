@@ -19,8 +19,11 @@ figures as rows to ``DIR/evidence.jsonl`` (``python -m ftamem_core.evaluation.re
 question), so no LLM call is made after the build.
 
 ``--record FILE`` keeps every model reply of the build; ``--replay FILE`` builds again serving the
-recorded segmentation and extraction replies (``--replay-stages``) in their order, so a change to
-the checks after them is measured on the same model output (``ftamem_core.replay``).
+recorded replies of ``--replay-stages`` (segmentation and extraction unless named) to the requests
+they answered, so a change to the checks after them is measured on the same model output; a
+request the recording does not hold is asked of the model. Each build says, per stage, how many
+replies were replayed, served in recorded order (a file without request digests) or live
+(``ftamem_core.replay``).
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from ftamem_core.loaders import load_file  # noqa: E402
 from ftamem_core.models import utcnow  # noqa: E402
 from ftamem_core.packet import approx_tokens  # noqa: E402
 from ftamem_core.pipeline import TurnIndex  # noqa: E402
-from ftamem_core.replay import Replaying  # noqa: E402
+from ftamem_core.replay import Recording, Replaying  # noqa: E402
 from ftamem_core.store import Store  # noqa: E402
 
 DATA = {"locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
@@ -84,8 +87,9 @@ def build_path(args, doc) -> Path:
     return Path(folder) / f"{doc.case.id}-s{args.sessions or 'all'}{'' if args.builds else '-' + args.model}{tag}.db"
 
 
-def prepare(args, settings, doc) -> Store:
-    """The case built with the model (or the build already in its database)."""
+def prepare(args, settings, doc) -> tuple[Store, dict]:
+    """The case built with the model (or the build already in its database), and per stage how
+    its replies were served (replayed, in order, live) when replaying or recording."""
     db = build_path(args, doc)
     store = Store(db, index_config=settings.index)
     store.ingest([doc], on_exists="skip")
@@ -93,15 +97,17 @@ def prepare(args, settings, doc) -> Store:
         consent.record(store, doc.case.id, "granted", "benchmark", "public research dataset")
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     if args.record or args.replay:
-        llm = Replaying(llm, record=args.record, replay=args.replay, stages=args.replay_stages)
+        llm = Replaying(llm, record=args.record, replay=args.recording, stages=args.replay_stages)
     report = Builder(store, llm, Embedder.from_settings(settings), settings,
                      progress=lambda e: isinstance(e, SessionDone) and print(f"# session {e.session} built",
                                                                              file=sys.stderr, flush=True)).build(
         doc.case.id, from_scratch=args.rebuild)
-    replayed = f"; {llm.replayed} replies replayed" if isinstance(llm, Replaying) else ""
+    served = llm.served_by_stage() if isinstance(llm, Replaying) else {}
+    replayed = "".join(f"; {stage}: " + ", ".join(f"{n} {how}" for how, n in counts.items())
+                       for stage, counts in served.items())
     print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",
           file=sys.stderr)
-    return store
+    return store, served
 
 
 def sanity_store(fta_db: Path, doc, memory: str, settings, embedder) -> Store:
@@ -240,7 +246,8 @@ def unit_row(stamp: dict, case_id: str, report: dict) -> dict:
     return {**base, "benchmark": "units", "case": case_id, "counts": report["counts"], "cost": report["cost"]}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
+    """The run's figures (as ``--json`` prints them); ``argv``: for a caller in this process."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--dataset", choices=sorted(DATA), default="locomo")
     p.add_argument("--data", type=Path, help="the dataset file (default: ../shared/data)")
@@ -267,7 +274,7 @@ def main() -> None:
     p.add_argument("--replay", type=Path, metavar="FILE", help="serve the recorded replies of --replay-stages from FILE")
     p.add_argument("--replay-stages", nargs="+", default=["segmentation", "extraction"], metavar="STAGE")
     p.add_argument("--json", action="store_true")
-    args = p.parse_args()
+    args = p.parse_args(argv)
     if args.split:
         args.dataset, args.sessions, case_ids = "locomo", SESSIONS, list(SPLITS[args.split])
         if args.only:
@@ -278,6 +285,8 @@ def main() -> None:
         case_ids = [args.case]
     if args.db and len(case_ids) > 1:
         sys.exit("--db names one build: use --builds for a split")
+    # loaded once: replies kept in recorded order go on from case to case
+    args.recording = Recording(args.replay, args.replay_stages) if args.replay else None
     settings = load_settings(llm={"model": args.model}, **dict(args.set))
     embedder = Embedder.from_settings(settings)
     count = make_llm(settings.llm, settings.model_dir).count_tokens  # the app's own token count
@@ -286,12 +295,13 @@ def main() -> None:
         doc = document(args, case_id)
         stores = {}
         if "fta" in args.memory:
-            stores["fta"] = prepare(args, settings, doc)
+            stores["fta"], served = prepare(args, settings, doc)
+            cases[doc.case.id] = {"served": served}
         for memory in (m for m in args.memory if m != "fta"):
             stores[memory] = sanity_store(build_path(args, doc), doc, memory, settings, embedder)
         measured = measure(stores, doc.case.id, settings, embedder, count)
         per_question += measured["per_question"]
-        cases[doc.case.id] = {"questions": measured["questions"], "k": measured["k"]}
+        cases.setdefault(doc.case.id, {}).update({"questions": measured["questions"], "k": measured["k"]})
         if "fta" in stores:
             cases[doc.case.id].update(case_report(stores["fta"], doc.case.id, embedder))
             builds[doc.case.id] = build_path(args, doc).name
@@ -319,7 +329,7 @@ def main() -> None:
             result["ask processes"] = time_processes(Path(store.path), case_ids[0], args.model, args.ask_processes)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
-        return
+        return result
     print(f"evidence benchmark: {', '.join(cases)}, sessions 1-{args.sessions or 'all'}, "
           f"{sum(c['questions'] for c in cases.values())} questions, model {args.model}; "
           f"content recall: a gold turn counts when the packet shows {int(SHOWN_SHARE * 100)}% of its content words")
@@ -331,6 +341,7 @@ def main() -> None:
     for key in ("ask", "ask processes"):
         if key in result:
             print(markdown_table(result[key]))
+    return result
 
 
 def prepare_only(args, settings, doc) -> Store:

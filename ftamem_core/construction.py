@@ -282,9 +282,13 @@ class Builder:
                       for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
+        # Every unit this fragment writes takes its turns' anchors, also a partial left open and the
+        # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
+        # clearly shows need not repeat its words.
+        anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
-        here = lambda u: u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
-            update={"session_id": fragment.session_id})})
+        here = lambda u: with_turn_anchors(u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
+            update={"session_id": fragment.session_id})}), anchors, fragment.turns)
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
             if partial.id is not None:  # carried from an earlier session: replaced when this one is done
@@ -297,10 +301,7 @@ class Builder:
                                 self.settings.verbatim_within_spans, self.settings.verbatim_reply_words,
                                 self.settings.caption_carries_turn)
                  if self.settings.verbatim_fallback else [])
-        if anchored:  # after the checks: a feeling the turn clearly shows need not repeat its words
-            anchors = turn_anchors(reply, anchored, self._speakers)
-            finalised, extra = ([with_turn_anchors(u, anchors, fragment.turns) for u in group]
-                                for group in (finalised, extra))
+        extra = [with_turn_anchors(u, anchors, fragment.turns) for u in extra]
         if extra:
             self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # a reply's own turn
         if finalised or extra:

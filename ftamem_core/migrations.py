@@ -379,6 +379,13 @@ def _unit_origin() -> str:
     return "ALTER TABLE units ADD COLUMN origin TEXT NOT NULL DEFAULT 'unknown'"
 
 
+@migration("0009_pending_scrub")
+def _pending_scrub() -> str:
+    # One row while a deletion's checkpoint could not finish (another connection was reading):
+    # the next write, close or open of any store finishes it, also after a restart (store.py).
+    return "CREATE TABLE pending_scrub (id INTEGER PRIMARY KEY CHECK (id = 1), since TEXT NOT NULL)"
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

@@ -278,8 +278,9 @@ def scrub(store: Store) -> None:
         store.conn.execute("VACUUM")
         busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     if busy:
+        store.owe_scrub()
         raise StoreError("another process is reading the database: its old pages stay in memory.db-wal until it "
-                         "closes; run 'ftamem purge-expired' (or erase again) then")
+                         "stops; the next write or close of the store (any command) removes them then")
 
 
 def erasures(store: Store) -> list[dict]:

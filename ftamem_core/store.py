@@ -75,6 +75,10 @@ class Store(BuildRecords):
         self.vectors = VectorStore(folder, dim, index_config)
 
     def close(self) -> None:
+        try:
+            self.settle_scrub()
+        except sqlite3.Error:  # closed already, or the file is not writable: the scrub stays owed in it
+            pass
         self.conn.close()
 
     # Locks: this store's lock first, then the vector store's, then an index's own: every path
@@ -97,7 +101,10 @@ class Store(BuildRecords):
             self.conn.execute("COMMIT")
             if self._scrub_pending:
                 self._scrub_pending = False
-                self.checkpoint()
+                if not self.checkpoint():
+                    self.owe_scrub()
+            else:  # every write (the one at open too) finishes a scrub a reader held up before
+                self.settle_scrub()
 
     def text_removed(self) -> None:
         """Inside a transaction that deletes or rewrites text: when it commits, the WAL is copied
@@ -105,21 +112,37 @@ class Store(BuildRecords):
         next automatic checkpoint (the app keeps its store open for days)."""
         self._scrub_pending = True
 
-    def checkpoint(self) -> bool:
+    def checkpoint(self, wait_ms: int = 2000) -> bool:
         """Copy the WAL into the database and truncate it; with ``secure_delete`` the freed cells
-        are zeros by then. False when another connection's reader kept some frames (they go at
-        its next checkpoint; erasure says so, privacy.scrub)."""
+        are zeros by then. False when another connection's reader kept some frames (the caller
+        records the scrub as owed: ``settle_scrub``)."""
         if self.path == ":memory:":
             return True
         with self._lock:
             # A reader elsewhere is waited for 2 s, not the 10 s a write waits: a deletion in the
             # app must not hang on another process's long read (its frames go at the next one).
-            self.conn.execute("PRAGMA busy_timeout = 2000")
+            self.conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}")
             try:
                 busy, _, _ = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             finally:
                 self.conn.execute("PRAGMA busy_timeout = 10000")
         return not busy
+
+    def owe_scrub(self) -> None:
+        """Recorded in the database, not in this object: any store finishes it, after a restart too."""
+        self.conn.execute("INSERT OR IGNORE INTO pending_scrub (id, since) VALUES (1, ?)", (utcnow(),))
+
+    def settle_scrub(self) -> bool:
+        """Finish a scrub a reader held up (this store's or another process's), if no reader holds
+        it up still; False when one does. Tried without waiting: it runs after every write."""
+        with self._lock:
+            if self.conn.in_transaction or not self.conn.execute("SELECT 1 FROM pending_scrub").fetchone():
+                return True
+            if not self.checkpoint(wait_ms=0):
+                return False
+            self.conn.execute("DELETE FROM pending_scrub")
+            self.checkpoint(wait_ms=0)  # the marker's own frame; it holds no deleted text
+            return True
 
     def migrations(self) -> list[str]:
         return [r["name"] for r in self.db["_migrations"].rows_where(order_by="name")]

@@ -27,6 +27,15 @@ def doc(sessions=2, turns=8):
         for i in range(sessions)])
 
 
+def two_stores(tmp_path):
+    """The build's store and a person's (two processes) on one file holding the consented case."""
+    db = tmp_path / "m.db"
+    builder_store, person = Store(db), Store(db)
+    builder_store.ingest([doc()])
+    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    return builder_store, person
+
+
 @pytest.fixture
 def case(store):
     store.ingest([doc()])

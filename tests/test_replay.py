@@ -4,7 +4,7 @@ import json
 
 from ftamem_core import consent
 from ftamem_core.construction import Builder
-from ftamem_core.replay import Replaying
+from ftamem_core.replay import Recording, Replaying
 from ftamem_core.store import Store
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
@@ -60,3 +60,34 @@ def test_replies_that_run_out_are_asked_of_the_model(tmp_path):
     assert other.calls.count("segmentation") == len(segmentation_only) - 1
     written = [text for text, _, _ in facts(again) if not text.startswith("Maya")]  # not the turns' own words
     assert written and all(text.startswith("Another reading") for text in written)
+
+
+def test_a_request_the_recording_does_not_hold_is_asked_live_and_counted(tmp_path):
+    """A changed check changes what linking is asked: those calls go to the backend (and say so),
+    the unchanged segmentation and extraction requests are served from the file."""
+    path = tmp_path / "replies.jsonl"
+    built(Replaying(Pipeline().llm(), record=path))
+    other = OtherFacts()
+    replaying = Replaying(other.llm(), replay=path, stages=("segmentation", "extraction", "linking", "longitudinal"))
+    store = Store(":memory:")
+    store.ingest([doc()])
+    consent.record(store, "c1", "granted", "test", "scripted case")
+    # the facts share few words with their turns: dropped, the turns kept in their own words
+    Builder(store, replaying, HashEmbedder(), SETTINGS.with_overrides(ground_facts=True)).build("c1")
+    served = replaying.served_by_stage()
+    assert set(served["segmentation"]) == {"replayed"} and set(served["extraction"]) == {"replayed"}
+    assert served["longitudinal"] == {"live": 2}  # it shows the session's units: other ones now
+    assert "segmentation" not in other.calls and "longitudinal" in other.calls
+
+
+def test_a_recording_without_digests_is_served_in_order_across_builds(tmp_path):
+    """The dev builds' replies were kept without digests: one Recording serves two cases' builds
+    in turn, the second taking up where the first stopped."""
+    path, legacy = tmp_path / "replies.jsonl", tmp_path / "legacy.jsonl"
+    first, second = built(Replaying(Pipeline().llm(), record=path)), built(Replaying(OtherFacts().llm(), record=path))
+    legacy.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "request"}) + "\n"
+                              for line in path.read_text().splitlines()))
+    recording = Recording(legacy, ("segmentation", "extraction", "linking", "longitudinal"))
+    replays = [Replaying(Pipeline().llm(), replay=recording) for _ in range(2)]
+    assert [facts(built(r)) for r in replays] == [facts(first), facts(second)]
+    assert all(set(how for counts in r.served_by_stage().values() for how in counts) == {"in order"} for r in replays)

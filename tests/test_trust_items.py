@@ -40,6 +40,39 @@ def test_item7_delete_scrubs_open_store(tmp_path):
     store.close()
 
 
+@pytest.mark.parametrize("trigger", ["next write", "close", "restart"])
+def test_item7_a_scrub_a_reader_held_up_completes_after_it(tmp_path, trigger):
+    """Another connection reading during a delete keeps the old frames; the scrub is owed (in the
+    database) and done at the next write, at close, or by the next store opened after a restart."""
+    import sqlite3
+
+    db = tmp_path / "memory.db"
+    store = Store(db)
+    store.ingest([make_doc("c1")])
+    gone = store.add_units("c1", [make_unit("c1", SECRET)], random_vectors(1))[0]
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT count(*) FROM units").fetchone() == (1,)  # a snapshot, held
+    editing.delete_unit(store, "c1", gone, "tester", "said by mistake")
+    assert files_hold(db, SECRET)  # the reader's snapshot still needs the old page
+    assert store.conn.execute("SELECT count(*) FROM pending_scrub").fetchone() == (1,)
+    if trigger == "restart":
+        store.close()  # the reader still reads: the scrub stays owed, recorded in the file
+        assert files_hold(db, SECRET)
+    reader.execute("COMMIT")
+    if trigger == "next write":
+        store.add_units("c1", [make_unit("c1", "Another unit.")], random_vectors(1))
+    elif trigger == "close":
+        store.close()
+    else:
+        store = Store(db)  # a new process: it knows of the scrub only from the database
+    assert files_hold(db, SECRET) == []
+    assert reader.execute("SELECT count(*) FROM pending_scrub").fetchone() == (0,)
+    reader.close()
+    if trigger != "close":
+        store.close()
+
+
 def test_item10_never_chmods_a_folder_the_store_did_not_create(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -459,16 +492,12 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
 
 @pytest.mark.parametrize("change", ["delete", "edit"])
 def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_build(tmp_path, change):
-    from ftamem_core import consent
     from ftamem_core.construction import Builder
 
     from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
-    from test_construction import SETTINGS, doc
+    from test_construction import SETTINGS, two_stores
 
-    db = tmp_path / "m.db"
-    builder_store, person = Store(db), Store(db)  # the build's process and the person's
-    builder_store.ingest([doc()])
-    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    builder_store, person = two_stores(tmp_path)
     pipeline = Pipeline(seg_size=4)
 
     def extraction(messages):

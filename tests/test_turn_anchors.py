@@ -128,3 +128,44 @@ def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_
     settings = load_settings(environ={}).with_overrides(strict_links=True, link_threshold=0.0, turns_per_unit=0)
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
     assert seen and all("Looking alike is not a relation" in text for text in seen)
+
+
+@pytest.mark.parametrize("status", ["complete", "partial"])
+def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, status):
+    """Issue 39: a person deletes the carried partial while the model completes it; the candidate
+    stored instead of the fused unit has the anchors its turns give it, as any other unit."""
+    from ftamem_core import editing
+
+    from test_construction import SETTINGS, two_stores
+
+    builder_store, person = two_stores(tmp_path)
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        anchors = {f"turn_{i}": {"feeling": "worn out" if i == 8 else "unknown", "intention": "unknown"}
+                   for i in idx if i % 2 == 0}  # the person's turns (Maya speaks the even ones)
+        blank = lambda text, first, last, **kw: {**unit(text, first, last, **kw), "content": {  # noqa: E731
+            **unit(text, first, last)["content"], "emotion_or_state": "unknown"}}
+        if idx[0] == 4:  # the last fragment of session 0 leaves a partial unit
+            return {"turn_anchors": anchors, "memory_units": [blank("Maya booked a sleep clinic visit.", 4, 5,
+                                                                    status="partial")]}
+        if idx[0] == 8:  # while the model completes it, the person deletes it
+            (partial,) = [u for u in person.units("c1", None) if u.construction_status == "partial"]
+            editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
+            return {"turn_anchors": anchors, "memory_units": [blank("The visit is on March 12.", 8, 9,
+                                                                    completes="p1", status=status)]}
+        return {"turn_anchors": anchors,
+                "memory_units": [blank(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    events = []
+    report = Builder(builder_store, pipeline.llm(), HashEmbedder(),
+                     SETTINGS.with_overrides(verbatim_fallback=False, ground_anchors=False, turn_anchors=True),
+                     progress=events.append).build("c1")
+    assert report.status == "done"
+    assert any(type(e).__name__ == "FusionUndone" for e in events)
+    kept = next(u for u in person.units("c1", None) if u.fact.text == "The visit is on March 12.")
+    assert kept.affect.emotion_or_state == "worn out"  # turn 8's feeling, as an unfused unit would get
+    builder_store.close()
+    person.close()

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
 from .profiles import profile_values
 from .setting import build_values, setting
-from .vectors import IndexConfig
+from .storage.vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,11 +10,12 @@ import time
 import streamlit as st
 
 import ui
-from ftamem_core import consent, estimate
+from ftamem_core.governance import consent
+from ftamem_core.construction import estimate
 from ftamem_core.display import NOTHING, date, number
 from ftamem_core.config import PRESETS
-from ftamem_core.inference import STAGES, ask
-from ftamem_core.packet import BUDGET, COVERED
+from ftamem_core.retrieval.inference import STAGES, ask
+from ftamem_core.retrieval.packet import BUDGET, COVERED
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Ask · {case_id}"))

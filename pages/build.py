@@ -5,14 +5,14 @@ import time
 import streamlit as st
 
 import ui
-from ftamem_core import build_events as ev
-from ftamem_core import consent
-from ftamem_core.construction import Builder
+from ftamem_core.construction import build_events as ev
+from ftamem_core.governance import consent
+from ftamem_core.construction.builder import Builder
 from ftamem_core.display import date, number, word
-from ftamem_core.editing import human_corrections
+from ftamem_core.governance.editing import human_corrections
 from ftamem_core.errors import describe
-from ftamem_core.estimate import describe as duration, seconds_per_turn
-from ftamem_core.jobs import BuildJob
+from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
+from ftamem_core.construction.jobs import BuildJob
 from ftamem_core.models import FTAUnit
 
 case_id = ui.require_case()

@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import consent
+from ..governance import consent
 from ..config import Settings
-from ..construction import Builder, build_digest
+from ..construction.builder import Builder, build_digest
 from ..errors import StoreError
-from ..llm import LLM
+from ..llm.base import LLM
 from ..loaders import load_file
 from ..models import CaseDocument, Question
-from ..store import Store
+from ..storage.store import Store
 from .content import content_recall
 from .methods import CaseContext, Method, method as find_method, run_method, summarise_sessions
 from .results import commit, settings_digest

@@ -14,7 +14,9 @@ from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.construction.jobs import JobRegistry
 from ftamem_core.governance import auth, consent, privacy
 from ftamem_core.display import date
-from ftamem_core.llm.base import LLM, forget_prompts, make_llm
+from ftamem_core.llm.base import LLM
+from ftamem_core.llm.embedded import forget_prompts
+from ftamem_core.llm.factory import make_llm
 from ftamem_core.storage.store import Store
 
 SAMPLE_CASE = "data/sample_case.json"

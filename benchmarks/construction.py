@@ -24,7 +24,7 @@ from ftamem_core.config import load_settings  # noqa: E402
 from ftamem_core.construction.builder import Builder  # noqa: E402
 from ftamem_core.llm.embeddings import Embedder  # noqa: E402
 from ftamem_core.ingest import ingest_file  # noqa: E402
-from ftamem_core.llm.base import make_llm  # noqa: E402
+from ftamem_core.llm.factory import make_llm  # noqa: E402
 from ftamem_core.storage.store import Store  # noqa: E402
 
 

@@ -47,7 +47,7 @@ from ftamem_core.evaluation.sanity import fill  # noqa: E402
 from ftamem_core.evaluation.splits import SESSIONS, SPLITS  # noqa: E402
 from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap  # noqa: E402
 from ftamem_core.evaluation.unit_counts import unit_counts  # noqa: E402
-from ftamem_core.llm.base import make_llm  # noqa: E402
+from ftamem_core.llm.factory import make_llm  # noqa: E402
 from ftamem_core.loaders import load_file  # noqa: E402
 from ftamem_core.models import utcnow  # noqa: E402
 from ftamem_core.retrieval.packet import approx_tokens  # noqa: E402

@@ -86,7 +86,7 @@ def test_check_llm_with_the_embedded_model(tmp_path, capsys):
 
 def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, capsys):
     from ftamem_core.config import LLMConfig
-    from ftamem_core.llm.base import EmbeddedLLM
+    from ftamem_core.llm.embedded import EmbeddedLLM
     from ftamem_core.llm.prefix_states import state_file
     from ftamem_core.llm.prompts import load_prompt
 

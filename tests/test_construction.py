@@ -8,7 +8,8 @@ from ftamem_core.construction import build_events as ev
 from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
 from ftamem_core.construction.builder import BuildError, Builder
-from ftamem_core.llm.base import LLMError, LLMUnavailable, ScriptedLLM
+from ftamem_core.llm.base import LLMError, LLMUnavailable
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
 from ftamem_core.storage.store import Store
 

@@ -87,7 +87,7 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
     from ftamem_core.llm.embeddings import Embedder
     from ftamem_core.evaluation.content import content_recall
     from ftamem_core.evaluation.evidence import answerable, rag_packet
-    from ftamem_core.llm.base import make_llm
+    from ftamem_core.llm.factory import make_llm
     from ftamem_core.retrieval.pipeline import TurnIndex
 
     monkeypatch.setenv("FTAMEM_PACKET_TOKEN_BUDGET", str(TIGHT_BUDGET))

@@ -15,7 +15,7 @@ from ftamem_core.governance.consent import ConsentWithdrawn
 from ftamem_core.construction.builder import Builder
 from ftamem_core.retrieval.inference import ask
 from ftamem_core.ingest import ingest_file
-from ftamem_core.llm.base import ScriptedLLM
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.storage.store import Store
 
 from conftest import SAMPLE, store  # noqa: F401 - store is a fixture

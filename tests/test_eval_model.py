@@ -45,7 +45,7 @@ def test_the_harness_reply_models_make_grammars_the_embedded_model_accepts():
     from ftamem_core.evaluation.density import DensityReply
     from ftamem_core.evaluation.methods import SummaryReply
     from ftamem_core.evaluation.report import EsVerdict, LocomoVerdict
-    from ftamem_core.llm.base import EmbeddedLLM
+    from ftamem_core.llm.embedded import EmbeddedLLM
     from ftamem_core.llm.modelfiles import ensure_model
 
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), ensure_model("qwen2.5-0.5b", MODEL_DIR))

@@ -6,7 +6,10 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from ftamem_core.config import LLMConfig
-from ftamem_core.llm.base import LLMError, LLMUnavailable, OpenAICompatLLM, ScriptedLLM, json_schema, make_llm
+from ftamem_core.llm.base import LLMError, LLMUnavailable, json_schema
+from ftamem_core.llm.openai_compat import OpenAICompatLLM
+from ftamem_core.llm.scripted import ScriptedLLM
+from ftamem_core.llm.factory import make_llm
 from ftamem_core.models import Segment
 
 
@@ -187,7 +190,7 @@ class FakeLlama:
 def test_close_models_frees_each_loaded_model_and_leaves_a_busy_one(monkeypatch):
     import threading
 
-    from ftamem_core.llm import base as llm_module
+    from ftamem_core.llm import embedded as llm_module
 
     idle, busy = FakeLlama(), FakeLlama()
     busy_lock = threading.Lock()
@@ -205,7 +208,7 @@ def test_a_model_loaded_in_a_process_is_closed_at_its_exit_and_nothing_is_printe
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    script = (inspect.getsource(FakeLlama) + "\nimport threading\nfrom ftamem_core.llm import base as llm\n"
+    script = (inspect.getsource(FakeLlama) + "\nimport threading\nfrom ftamem_core.llm import embedded as llm\n"
               "llm._LOADED[('model.gguf',)] = (FakeLlama(say=True), threading.Lock())\n")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)}, cwd=tmp_path)

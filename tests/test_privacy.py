@@ -136,7 +136,7 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
 def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
     from ftamem_core.config import Ablations, load_settings
     from ftamem_core.retrieval.inference import ask
-    from ftamem_core.llm.base import ScriptedLLM
+    from ftamem_core.llm.scripted import ScriptedLLM
     from ftamem_core.retrieval.packet import expand
 
     store.ingest([make_doc("c1")])

@@ -7,7 +7,7 @@ import pytest
 
 from ftamem_core.config import PRESETS, Ablations, load_settings
 from ftamem_core.retrieval.inference import ask
-from ftamem_core.llm.base import ScriptedLLM
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Link, Turn
 from ftamem_core.retrieval.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
 from ftamem_core.retrieval.ranking import Cues, heuristic_cues, score_candidates

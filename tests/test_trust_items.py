@@ -287,7 +287,7 @@ def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embe
 
 def test_item4_a_build_stopped_by_a_withdrawal_exits_non_zero(tmp_path, capsys, monkeypatch, hash_embedder):
     from ftamem_core.governance import consent
-    from ftamem_core.llm import base as llm
+    from ftamem_core.llm import factory as llm
     from ftamem_core.cli import main
 
     from scripted import Pipeline
@@ -427,7 +427,8 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
     from pydantic import BaseModel
 
     from ftamem_core.config import LLMConfig
-    from ftamem_core.llm.base import LLMUnavailable, OpenAICompatLLM
+    from ftamem_core.llm.base import LLMUnavailable
+    from ftamem_core.llm.openai_compat import OpenAICompatLLM
 
     class Reply(BaseModel):
         ok: bool

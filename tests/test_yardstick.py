@@ -15,7 +15,7 @@ from ftamem_core.evaluation.splits import SPLITS, split_of
 from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap
 from ftamem_core.evaluation.unit_counts import is_copy, pronoun_led, unit_counts
 from ftamem_core.retrieval.inference import ask
-from ftamem_core.llm.base import ScriptedLLM
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Session, SessionDocument, Turn, CaseDocument, Case
 from ftamem_core.retrieval.packet import approx_tokens
 from ftamem_core.retrieval.pipeline import TurnIndex

@@ -322,7 +322,8 @@ def cmd_turns(args, settings: Settings):
 
 
 def cmd_check_llm(args, settings: Settings):
-    from ..llm.base import health_check, make_llm
+    from ..llm.base import health_check
+    from ..llm.factory import make_llm
 
     data = health_check(make_llm(settings.llm, settings.model_dir))
     text = (f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
@@ -333,7 +334,7 @@ def cmd_check_llm(args, settings: Settings):
 
 def cmd_warm(args, settings: Settings):
     from ..retrieval.inference import ASK_PROMPTS
-    from ..llm.base import make_llm
+    from ..llm.factory import make_llm
 
     llm = make_llm(settings.llm, settings.model_dir)
     if llm.backend != "embedded":
@@ -349,7 +350,7 @@ def cmd_warm(args, settings: Settings):
 def cmd_build(args, settings: Settings):
     from ..construction.builder import Builder
     from ..llm.embeddings import Embedder
-    from ..llm.base import make_llm
+    from ..llm.factory import make_llm
     from .progress import ProgressBar
 
     if args.coverage_pass:
@@ -419,7 +420,7 @@ def cmd_cost(args, settings: Settings):
 def cmd_ask(args, settings: Settings):
     from ..llm.embeddings import Embedder
     from ..retrieval.inference import ask
-    from ..llm.base import make_llm
+    from ..llm.factory import make_llm
 
     store = _open(settings)
     _require_case(store, args.case)
@@ -552,7 +553,7 @@ def cmd_eval(args, settings: Settings):
 
     from ..llm.embeddings import Embedder
     from ..evaluation.run import EvalConfig, run
-    from ..llm.base import make_llm
+    from ..llm.factory import make_llm
 
     if args.split:
         from ..evaluation.splits import SESSIONS, SPLITS
@@ -576,7 +577,7 @@ def cmd_eval(args, settings: Settings):
 def cmd_density(args, settings: Settings):
     from ..evaluation.density import FIELDS, annotate, per_dialogue
     from ..evaluation.run import EvalConfig, select_documents
-    from ..llm.base import make_llm
+    from ..llm.factory import make_llm
 
     docs = select_documents(EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions),
                             settings)

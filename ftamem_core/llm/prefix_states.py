@@ -1,7 +1,7 @@
 """Warm prompt prefixes for the embedded model, kept on disk.
 
 Every call of a stage begins with the same fixed instructions (``Prompt.prefix_messages``). The
-in-process prompt cache (``llm._prefix_cache``) reuses them from the second call on; a new
+in-process prompt cache (``embedded._prefix_cache``) reuses them from the second call on; a new
 process, such as one ``ftamem ask`` or the app's first question, would read them again (about
 5-8 s each for the 1.5B on 2 cores). ``warm`` evaluates a prefix once, saves the model's state
 after it to ``<model dir>/prompt-states/``, and later puts the saved state in the prompt cache.

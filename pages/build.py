@@ -156,7 +156,7 @@ def live() -> None:
             rows.append({"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.unit for e in events if isinstance(e, ev.UnitFinalised)]
-    present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u.id for u in units])}
+    present = store.present_unit_ids(case_id, [u.id for u in units])
     units = [u for u in units if u.id in present]  # a unit deleted since is not shown again
     left, right = st.columns([2, 1])
     with left:

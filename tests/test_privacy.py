@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from ftamem_core.governance import consent, privacy
+from ftamem_core.storage.case_rows import ROW_KEY
 from ftamem_core.cli import main
 from ftamem_core.config import PRESETS
 from ftamem_core.construction.builder import Builder
@@ -386,7 +387,7 @@ def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, 
     doc = _crafted(tmp_path, huge)
     store = built(Store(tmp_path / "m.db"), "c1")  # a store that already holds another case
     assert privacy.import_case(store, doc) == "x"
-    assert max(r["id"] for r in store._rows(f"SELECT {privacy._ROW_KEY.get(table, 'id')} AS id FROM {table}")) < 1000
+    assert max(r["id"] for r in store._rows(f"SELECT {ROW_KEY.get(table, 'id')} AS id FROM {table}")) < 1000
     assert len(store.units("x")) == len(doc["tables"]["units"])
     privacy.erase_case(store, "x", "Dr. Lee")
     _other_case_still_works(store)

@@ -13,15 +13,9 @@ MEASURED = {"qwen2.5-1.5b": (24.4, "the bundled sample"), "qwen2.5-0.5b": (41.7,
 
 def seconds_per_turn(store: Store, model: str) -> tuple[float, str] | None:
     """(seconds per turn, where the figure comes from), or None when nothing is known."""
-    row = store._rows(
-        "SELECT coalesce(sum(c.seconds), 0) AS seconds,"
-        " (SELECT count(*) FROM turns t JOIN build_sessions s ON s.session_id = t.session_id"
-        "   JOIN builds b2 ON b2.id = s.build_id WHERE b2.model = ?) AS turns"
-        " FROM llm_calls c JOIN builds b ON b.id = c.build_id"
-        " WHERE b.model = ? AND b.id IN (SELECT build_id FROM build_sessions WHERE build_id IS NOT NULL)",
-        (model, model))[0]
-    if row["turns"] and row["seconds"]:
-        return row["seconds"] / row["turns"], f"measured here on {row['turns']} turns built with {model}"
+    seconds, turns = store.built_seconds_and_turns(model)
+    if turns and seconds:
+        return seconds / turns, f"measured here on {turns} turns built with {model}"
     for name, (seconds, where) in MEASURED.items():
         if name in model:
             return seconds, f"measured with {name} on {where} on a 2-core machine"
@@ -38,8 +32,7 @@ def ask_seconds(store: Store, model: str, recent: int = 20) -> dict[str, float]:
     calls of each stage recorded in this store; a stage never timed here is left out."""
     out = {}
     for stage in ("rewrite", "answer"):
-        rows = store._rows("SELECT seconds FROM llm_calls WHERE model = ? AND stage = ? AND ok = 1 "
-                           "ORDER BY id DESC LIMIT ?", (model, stage, recent))
-        if rows:
-            out[stage] = sum(r["seconds"] for r in rows) / len(rows)
+        seconds = store.recent_call_seconds(model, stage, recent)
+        if seconds:
+            out[stage] = sum(seconds) / len(seconds)
     return out

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from ..models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation, utcnow
+from ..models import Completeness, Confidence, FTAUnit, LifecycleStatus, Link, Relation
 from .representation import briefs_json
 from ..storage.store import NotFound, Store
 
@@ -118,10 +118,8 @@ def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUni
             for field, old, new_value in (("lifecycle_status", current.lifecycle_status, lifecycle),
                                           ("completeness", current.completeness, completeness)):
                 if old != new_value:
-                    store.conn.execute(
-                        "INSERT INTO history (case_id, object, object_id, action, field, old, new, who, reason, at)"
-                        " VALUES (?, 'unit', ?, 'model_edit', ?, ?, ?, 'linking', ?, ?)",
-                        (unit.case_id, neighbour.id, field, old, new_value, f"m{unit.id} {update.relation} it", utcnow()))
+                    store.add_history(unit.case_id, "unit", neighbour.id, "model_edit", "linking",
+                                      f"m{unit.id} {update.relation} it", field, old, new_value)
             link = Link(case_id=unit.case_id, source=unit.id, target=neighbour.id, relation=update.relation,
                         confidence=update.relation_confidence, time=when)
             (link_id,) = store.add_links(unit.case_id, [link])
@@ -131,9 +129,7 @@ def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUni
 
 def corrected_fields(store: Store, case_id: str, unit_id: int) -> set[str]:
     """The fields of a unit a person has edited (the history's edit rows)."""
-    rows = store._rows("SELECT DISTINCT field FROM history WHERE case_id = ? AND object = 'unit' AND object_id = ?"
-                       " AND action = 'edit'", (case_id, unit_id))
-    return {r["field"] for r in rows}
+    return store.edited_fields(case_id, unit_id)
 
 
 def render(new: list[FTAUnit], pairs: dict[int, list[FTAUnit]]) -> dict[str, str]:

@@ -88,16 +88,8 @@ def summarise_sessions(store: Store, case_id: str, llm: LLM, settings: Settings)
             reply, _ = llm.structured("summary", messages, SummaryReply, temperature=0.0,
                                       max_tokens=settings.answer_max_tokens)
         out[s.idx] = reply.summary.strip()
-        with store.transaction():
-            meta = {**s.meta, "summary_baseline": out[s.idx]}
-            store.conn.execute("UPDATE sessions SET meta = ? WHERE id = ?", (_json(meta), s.id))
+        store.set_session_meta(case_id, s.id, {**s.meta, "summary_baseline": out[s.idx]})
     return out
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
 
 
 @dataclass

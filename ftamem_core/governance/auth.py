@@ -17,7 +17,6 @@ import os
 import threading
 import time
 
-from ..models import utcnow
 from ..storage.store import Store
 
 # scrypt's cost (2**14, 8, 1): about 16 MB and 50 ms per check, the common interactive setting.
@@ -138,13 +137,8 @@ def start_problem(address: str, users: dict[str, str], oidc: bool) -> str | None
 
 
 def log_access(store: Store, case_id: str, who: str, action: str, detail: str = "") -> None:
-    with store.transaction():
-        if store.case_exists(case_id):
-            store.conn.execute("INSERT INTO access_log (case_id, who, action, detail, at) VALUES (?, ?, ?, ?, ?)",
-                               (case_id, who, action, detail, utcnow()))
+    store.add_access(case_id, who, action, detail)
 
 
 def access_log(store: Store, case_id: str | None = None) -> list[dict]:
-    if case_id is None:
-        return store._rows("SELECT * FROM access_log ORDER BY id")
-    return store.case_rows("access_log", case_id, "id", {})
+    return store.access_entries(case_id)

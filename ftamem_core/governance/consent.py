@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..models import utcnow
 from ..storage.store import NotFound, Store, StoreError
 
 State = Literal["not_asked", "granted", "withdrawn"]
@@ -35,14 +34,12 @@ def refuse_withdrawn(store: Store, case_id: str) -> None:
 
 def log(store: Store, case_id: str) -> list[dict]:
     """Every recorded change, oldest first."""
-    return store.case_rows("consent_log", case_id, "id", {})
+    return store.consent_log(case_id)
 
 
 def state(store: Store, case_id: str) -> dict:
     """The current state with who recorded it, when and the note."""
-    rows = store._rows("SELECT state, who, note, at FROM consent_log WHERE case_id = ? ORDER BY id DESC LIMIT 1",
-                       (case_id,))
-    return rows[0] if rows else {"state": "not_asked", "who": "", "note": "", "at": None}
+    return store.latest_consent(case_id) or {"state": "not_asked", "who": "", "note": "", "at": None}
 
 
 def granted(store: Store, case_id: str) -> bool:
@@ -60,8 +57,7 @@ def record(store: Store, case_ids: list[str] | str, new_state: State, who: str, 
         for case_id in ids:
             if not store.case_exists(case_id):
                 raise NotFound(f"no case {case_id!r}")
-            store.conn.execute("INSERT INTO consent_log (case_id, state, who, note, at) VALUES (?, ?, ?, ?, ?)",
-                               (case_id, new_state, who.strip(), note, utcnow()))
+            store.add_consent(case_id, new_state, who.strip(), note)
 
 
 def require(store: Store, case_id: str, purpose: str = "build memory") -> None:

@@ -6,13 +6,12 @@ recorded without the deleted text.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..llm.embeddings import Embedder
-from ..models import FTAUnit, Link, utcnow
+from ..models import FTAUnit, Link
 from ..construction.representation import retrieval_text
-from ..storage.store import NotFound, Store, StoreError, VersionConflict
+from ..storage.store import Store, StoreError, VersionConflict
 
 # Editable fields as "anchor.field" paths of FTAUnit.
 EDITABLE = (
@@ -31,11 +30,7 @@ def _get(unit: FTAUnit, path: str) -> Any:
 
 def _record(store: Store, case_id: str, obj: str, obj_id: int, action: str, who: str, reason: str,
             field: str = "", old: Any = None, new: Any = None) -> None:
-    enc = lambda v: None if v is None else v if isinstance(v, str) else json.dumps(v)  # noqa: E731
-    store.conn.execute(
-        "INSERT INTO history (case_id, object, object_id, action, field, old, new, who, reason, at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (case_id, obj, obj_id, action, field, enc(old), enc(new), who, reason, utcnow()))
+    store.add_history(case_id, obj, obj_id, action, who, reason, field, old, new)
 
 
 def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: int, changes: dict[str, Any],
@@ -91,13 +86,10 @@ def add_link(store: Store, case_id: str, link: Link, who: str, reason: str) -> i
 
 
 def retype_link(store: Store, case_id: str, link_id: int, relation: str, who: str, reason: str) -> Link:
-    rows = store.rows_by_id(case_id, "links", "*", [link_id])
-    if not rows:
-        raise NotFound(f"no link {link_id} in case {case_id!r}")
-    old = Link(**rows[0])
+    old = store.get_link(case_id, link_id)
     new = Link.model_validate({**old.model_dump(), "relation": relation})
     with store.transaction():
-        store.conn.execute("UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (new.relation, link_id, case_id))
+        store.set_link_relation(case_id, link_id, new.relation)
         _record(store, case_id, "link", link_id, "edit", who, reason, "relation", old.relation, new.relation)
     return new
 
@@ -127,11 +119,7 @@ HUMAN_ACTIONS = ("edit", "delete", "add", "delete_memory")
 def human_corrections(store: Store, case_id: str) -> list[dict]:
     """The corrections, deletions and added links people made since the last rebuild that
     discarded them: what a rebuild from scratch would throw away."""
-    last = store._rows("SELECT max(id) AS id FROM history WHERE case_id = ? AND action = 'rebuild_discarded'",
-                       (case_id,))[0]["id"] or 0
-    marks = ", ".join("?" * len(HUMAN_ACTIONS))
-    return store._rows(f"SELECT * FROM history WHERE case_id = ? AND id > ? AND action IN ({marks}) ORDER BY id",
-                       (case_id, last, *HUMAN_ACTIONS))
+    return store.history_since(case_id, "rebuild_discarded", HUMAN_ACTIONS)
 
 
 def record_discarded(store: Store, case_id: str, who: str, count: int) -> None:
@@ -140,4 +128,4 @@ def record_discarded(store: Store, case_id: str, who: str, count: int) -> None:
 
 
 def history(store: Store, case_id: str, obj: str | None = None, obj_id: int | None = None) -> list[dict]:
-    return store.case_rows("history", case_id, "id", {"object = ?": obj, "object_id = ?": obj_id})
+    return store.history(case_id, obj, obj_id)

@@ -20,19 +20,11 @@ from pathlib import Path
 from typing import Callable
 
 from ..models import MAX_RETENTION_DAYS, utcnow
+from ..storage.case_rows import AUDIT_TABLES, CASE_TABLES
 from ..storage.store import CaseExists, NotFound, Store, StoreError
 
 EXPORT_FORMAT = "ftamem-case-export"
 EXPORT_VERSION = 1
-# Every table holding a case's rows, parents before children (the import order).
-CASE_TABLES = (
-    "cases", "sessions", "turns", "questions", "segments", "units", "unit_vectors", "links", "semantic_memory",
-    "support_memory", "builds", "build_sessions", "llm_calls", "history", "consent_log", "access_log",
-)
-# Hand-audit rows about the case (ftamem_core/governance/audit): exported and erased with it, not imported
-# (they belong to audit rounds of the store they were made in).
-AUDIT_TABLES = ("audit_round_cases", "audit_items", "audit_scores")
-_ROW_KEY = {"unit_vectors": "unit_id", "build_sessions": "session_id", "audit_round_cases": "round_id"}  # tables keyed by another column
 # Hooks a running app adds to drop what it holds of an erased case (build events, traces, caches).
 on_erase: list[Callable[[str], None]] = []
 
@@ -41,8 +33,7 @@ def case_counts(store: Store, case_id: str) -> dict[str, int]:
     """How many rows of each kind the store holds for a case."""
     if not store.case_exists(case_id):
         raise NotFound(f"no case {case_id!r}")
-    return {t: store._rows(f"SELECT count(*) AS n FROM {t} WHERE case_id = ?", (case_id,))[0]["n"]
-            for t in (*CASE_TABLES, *AUDIT_TABLES) if t != "cases"}
+    return store.case_row_counts(case_id)
 
 
 # Export and import -----------------------------------------------------------------------
@@ -52,14 +43,9 @@ def export_case(store: Store, case_id: str) -> dict:
     """Everything stored about a case, as one JSON-ready document."""
     if not store.case_exists(case_id):
         raise NotFound(f"no case {case_id!r}")
-    tables = {}
-    for table in CASE_TABLES:
-        key = "id" if table == "cases" else "case_id"
-        order = _ROW_KEY.get(table, "id")
-        rows = store._rows(f"SELECT * FROM {table} WHERE {key} = ? ORDER BY {order}", (case_id,))
-        tables[table] = [{k: _encode(v) for k, v in r.items()} for r in rows]
-    audit = {t: store._rows(f"SELECT * FROM {t} WHERE case_id = ? ORDER BY {_ROW_KEY.get(t, 'id')}", (case_id,))
-             for t in AUDIT_TABLES}
+    tables = {table: [{k: _encode(v) for k, v in r.items()} for r in rows]
+              for table, rows in store.case_tables(case_id).items()}
+    audit = store.case_tables(case_id, AUDIT_TABLES)
     return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "case_id": case_id, "exported_at": utcnow(),
             "tables": tables, "audit": audit}
 
@@ -98,7 +84,7 @@ def import_case(store: Store, document: dict) -> str:
         try:
             with store.transaction():
                 for table in CASE_TABLES:
-                    columns = {r["name"]: r for r in store._rows(f"PRAGMA table_info({table})")}
+                    columns = store.table_columns(table)
                     rows = tables.get(table) or []
                     if not isinstance(rows, list):
                         raise StoreError(f"the export's {table} is not a list of rows")
@@ -160,10 +146,9 @@ def _import_row(store: Store, table: str, columns: dict, row, case_id: str, new_
         key = (row["object"], row.get("object_id"))
         row["object_id"] = new_ids[_HISTORY_OBJECTS[row["object"]]].get(key[1]) or gone.setdefault(key, -1 - len(gone))
     _validate(store, table, {**row, "id": 1 if table != "cases" else row.get("id")})
-    cur = store.conn.execute(f"INSERT INTO {table} ({', '.join(map(_quote, row))}) VALUES ({', '.join('?' * len(row))})",
-                             tuple(row.values()))
+    row_id = store.insert_case_row(table, row)
     if old_id is not None:
-        new_ids[table][old_id] = cur.lastrowid
+        new_ids[table][old_id] = row_id
 
 
 def _literal(default: str):
@@ -173,10 +158,6 @@ def _literal(default: str):
     if default[:1] == "'":
         return default[1:-1].replace("''", "'")
     return float(default) if "." in default else int(default)
-
-
-def _quote(column: str) -> str:
-    return f'"{column}"'
 
 
 def _new_id(new_ids: dict, target: str, old, table: str) -> int:
@@ -258,10 +239,7 @@ def erase_case(store: Store, case_id: str, who: str, reason: str = "") -> dict[s
     """Erase a case for good (see the module's doc); returns the counts of what was erased."""
     counts = case_counts(store, case_id)
     with store._lock:
-        with store.transaction():
-            store.conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
-            store.conn.execute("INSERT INTO erasures (case_hash, who, reason, counts, at) VALUES (?, ?, ?, ?, ?)",
-                               (case_hash(case_id), who, reason, json.dumps(counts), utcnow()))
+        store.delete_case_rows(case_id, case_hash(case_id), who, reason, counts)
         store.vectors.drop(case_id)
         scrub(store)
     for hook in list(on_erase):
@@ -273,17 +251,13 @@ def scrub(store: Store) -> None:
     """Leave no deleted page behind: the WAL copied back and truncated, the file rewritten."""
     if store.path == ":memory:":
         return
-    with store._lock:
-        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        store.conn.execute("VACUUM")
-        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-    if busy:
+    if not store.vacuum():
         raise StoreError("another process is reading the database: its old pages stay in memory.db-wal until it "
                          "closes; run 'ftamem purge-expired' (or erase again) then")
 
 
 def erasures(store: Store) -> list[dict]:
-    return store._rows("SELECT * FROM erasures ORDER BY id")
+    return store.erasures()
 
 
 # Retention -------------------------------------------------------------------------------
@@ -297,9 +271,8 @@ def check_retention(days: int | None) -> None:
 
 def set_retention(store: Store, case_id: str, days: int | None) -> None:
     check_retention(days)
-    with store.transaction():
-        if store.conn.execute("UPDATE cases SET retention_days = ? WHERE id = ?", (days, case_id)).rowcount == 0:
-            raise NotFound(f"no case {case_id!r}")
+    if not store.set_case_retention(case_id, days):
+        raise NotFound(f"no case {case_id!r}")
 
 
 def expires_at(created_at: str, days: int | None) -> datetime | None:
@@ -318,7 +291,7 @@ def expired(store: Store, default_days: int | None = None, now: datetime | None 
     ``skipped``: one bad row must not stop every command."""
     now = now or datetime.now(timezone.utc)
     gone = []
-    for r in store._rows("SELECT id, created_at, retention_days FROM cases ORDER BY id"):
+    for r in store.case_retentions():
         try:
             end = expires_at(r["created_at"], r["retention_days"] or default_days)
         except (TypeError, ValueError, OverflowError):

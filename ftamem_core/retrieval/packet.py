@@ -94,8 +94,7 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
     options: dict[int, list[tuple[tuple, int, str]]] = {i: [] for i in primary_ids}
     links = store.links_touching(case_id, primary_ids)
     # A unit a counselor disputes stays for review but never reaches a packet.
-    disputed = {r["id"] for r in store.rows_by_id(case_id, "units", "id, disputed, lifecycle_status",
-                                                    list({i for l in links for i in (l.source, l.target)}))
+    disputed = {r["id"] for r in store.unit_review_states(case_id, list({i for l in links for i in (l.source, l.target)}))
                 if r["disputed"] or (r["lifecycle_status"] == "archived" and not archived)}
     for link in links:
         for here, other, newer in ((link.target, link.source, True), (link.source, link.target, False)):

@@ -119,10 +119,6 @@ class Scored:
         return out
 
 
-_FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-           "intention_or_plan, construction_status, disputed, lifecycle_status, evidence_start, evidence_end")
-
-
 def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
                      lam: float, pool: int, ablations: Ablations, score_all_below: int = 0,
                      open_partials: bool = True, archived: bool = False,
@@ -140,7 +136,7 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     sims, ids = index.search(query_vector, index.ntotal if index.ntotal <= score_all_below else max(pool, k))
     mask = ids >= 0
     sims, ids = sims[mask].astype(np.float64), ids[mask]
-    rows = store.rows_by_id(case_id, "units", _FIELDS, ids.tolist())
+    rows = store.unit_score_rows(case_id, ids.tolist())
     by_id = {r["id"]: r for r in rows}
     rows = [by_id[int(i)] for i in ids]
     components: dict[str, np.ndarray] = {}

@@ -122,6 +122,30 @@ class BuildRecords:
                          " FROM llm_calls WHERE build_id = ?", (build_id,))[0]
         return row["calls"], row["tokens"]
 
+    def stage_usage(self, case_id: str, stage: str) -> tuple[int, int]:
+        """Calls and tokens (prompt + completion) the case's calls of one stage have spent."""
+        row = self._rows("SELECT count(*) AS calls, coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens"
+                         " FROM llm_calls WHERE case_id = ? AND stage = ?", (case_id, stage))[0]
+        return row["calls"], row["tokens"]
+
+    def built_seconds_and_turns(self, model: str) -> tuple[float, int]:
+        """Seconds of the calls of the builds with ``model`` that finished a session, and the turns of
+        the sessions they finished."""
+        row = self._rows(
+            "SELECT coalesce(sum(c.seconds), 0) AS seconds,"
+            " (SELECT count(*) FROM turns t JOIN build_sessions s ON s.session_id = t.session_id"
+            "   JOIN builds b2 ON b2.id = s.build_id WHERE b2.model = ?) AS turns"
+            " FROM llm_calls c JOIN builds b ON b.id = c.build_id"
+            " WHERE b.model = ? AND b.id IN (SELECT build_id FROM build_sessions WHERE build_id IS NOT NULL)",
+            (model, model))[0]
+        return row["seconds"], row["turns"]
+
+    def recent_call_seconds(self, model: str, stage: str, recent: int) -> list[float]:
+        """Seconds of the ``recent`` last successful calls of a stage with ``model``, newest first."""
+        rows = self._rows("SELECT seconds FROM llm_calls WHERE model = ? AND stage = ? AND ok = 1 "
+                          "ORDER BY id DESC LIMIT ?", (model, stage, recent))
+        return [r["seconds"] for r in rows]
+
     def calls(self, case_id: str | None = None) -> list[CallRecord]:
         if case_id is None:
             rows = self._rows("SELECT * FROM llm_calls ORDER BY id")

@@ -22,7 +22,10 @@ from typing import Iterator, Literal
 import numpy as np
 import sqlite_utils
 
+from .audit import AuditRecords
 from .builds import BuildRecords
+from .case_rows import CaseRows
+from .logs import Logs
 from ..errors import BuildRunning, CaseExists, NotFound, StoreError, VersionConflict  # noqa: F401 (raised and re-exported)
 from .migrations import apply_migrations
 from ..models import (AffectAnchor, Case, CaseDocument, Evidence, FactAnchor, FTAUnit, Link, Question, Segment,
@@ -32,7 +35,7 @@ from .vectors import DIM, CaseIndex, IndexConfig, VectorStore, normalise, privat
 OnExists = Literal["refuse", "replace", "skip"]
 
 
-class Store(BuildRecords):
+class Store(BuildRecords, Logs, AuditRecords, CaseRows):
     def __init__(self, path: str | Path = ":memory:", dim: int = DIM, index_config: IndexConfig | None = None):
         self.path = str(path)
         in_memory = self.path == ":memory:"
@@ -112,7 +115,7 @@ class Store(BuildRecords):
         with self._lock:
             return list(self.db.query(sql, params))
 
-    def case_rows(self, table: str, case_id: str, order: str, where: dict[str, object]) -> list[dict]:
+    def _case_rows(self, table: str, case_id: str, order: str, where: dict[str, object]) -> list[dict]:
         """One case's rows of ``table``; each ``where`` clause (one "?") applies when its value is not None."""
         sql, params = f"SELECT * FROM {table} WHERE case_id = ?", [case_id]
         for clause, value in where.items():
@@ -251,6 +254,11 @@ class Store(BuildRecords):
         )
         return s.model_copy(update={"id": session_id, "case_id": case_id, "idx": next_session})
 
+    def set_session_meta(self, case_id: str, session_id: int, meta: dict) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE sessions SET meta = ? WHERE id = ? AND case_id = ?",
+                              (json.dumps(meta, ensure_ascii=False), session_id, case_id))
+
     def append_session(self, case_id: str, doc: SessionDocument) -> Session:
         if not doc.turns:
             raise StoreError("a session needs at least one turn")
@@ -288,7 +296,7 @@ class Store(BuildRecords):
         end: int | None = None,
     ) -> list[Turn]:
         """Turns of a case in order; optionally one session, optionally a global index range."""
-        rows = self.case_rows("turns", case_id, "idx", {"session_id = ?": session_id, "idx >= ?": start,
+        rows = self._case_rows("turns", case_id, "idx", {"session_id = ?": session_id, "idx >= ?": start,
                                                         "idx <= ?": end})
         return [Turn(**r) for r in rows]
 
@@ -313,7 +321,7 @@ class Store(BuildRecords):
             ]
 
     def segments(self, case_id: str, session_id: int | None = None) -> list[Segment]:
-        rows = self.case_rows("segments", case_id, "start, id", {"session_id = ?": session_id})
+        rows = self._case_rows("segments", case_id, "start, id", {"session_id = ?": session_id})
         return [Segment(**{**r, "provisional": bool(r["provisional"])}) for r in rows]
 
     # Units and their vectors --------------------------------------------------------------
@@ -378,7 +386,26 @@ class Store(BuildRecords):
             raise NotFound(f"no unit {unit_id} in case {case_id!r}")
         return _unit_from_row(rows[0])
 
-    def rows_by_id(self, case_id: str, table: str, fields: str, ids: list[int]) -> list[dict]:
+    def present_unit_ids(self, case_id: str, ids: list[int]) -> set[int]:
+        """Those of ``ids`` still stored (a unit deleted since is not shown again)."""
+        return {r["id"] for r in self._rows_by_id(case_id, "units", "id", ids)}
+
+    def present_link_ids(self, case_id: str, ids: list[int]) -> set[int]:
+        return {r["id"] for r in self._rows_by_id(case_id, "links", "id", ids)}
+
+    def unit_facts(self, case_id: str, ids: list[int]) -> dict[int, str]:
+        """{unit id: its fact} for those of ``ids`` still stored."""
+        return {r["id"]: r["fact_text"] for r in self._rows_by_id(case_id, "units", "id, fact_text", ids)}
+
+    def unit_review_states(self, case_id: str, ids: list[int]) -> list[dict]:
+        """id, disputed and lifecycle_status of those of ``ids`` still stored."""
+        return self._rows_by_id(case_id, "units", "id, disputed, lifecycle_status", ids)
+
+    def unit_score_rows(self, case_id: str, ids: list[int]) -> list[dict]:
+        """The columns of units that retrieval scores, read without building whole units (a hot path)."""
+        return self._rows_by_id(case_id, "units", _SCORE_FIELDS, ids)
+
+    def _rows_by_id(self, case_id: str, table: str, fields: str, ids: list[int]) -> list[dict]:
         """Some columns of many rows of one case in one query per 900 ids (SQLite's limit)."""
         rows: list[dict] = []
         for n in range(0, len(ids), 900):
@@ -390,7 +417,7 @@ class Store(BuildRecords):
 
     def units_by_id(self, case_id: str, ids: list[int]) -> list[FTAUnit]:
         """Units in the order of ``ids`` (missing ones left out), fetched together."""
-        by_id = {r["id"]: _unit_from_row(r) for r in self.rows_by_id(case_id, "units", "*", list(ids))}
+        by_id = {r["id"]: _unit_from_row(r) for r in self._rows_by_id(case_id, "units", "*", list(ids))}
         return [by_id[i] for i in ids if i in by_id]
 
     def links_touching(self, case_id: str, ids: list[int]) -> list[Link]:
@@ -415,7 +442,7 @@ class Store(BuildRecords):
         return [Turn(**r) for r in sorted(rows, key=lambda r: r["idx"])]
 
     def units(self, case_id: str, construction_status: str | None = "final") -> list[FTAUnit]:
-        rows = self.case_rows("units", case_id, "id", {"construction_status = ?": construction_status})
+        rows = self._case_rows("units", case_id, "id", {"construction_status = ?": construction_status})
         return [_unit_from_row(r) for r in rows]
 
     def update_unit(self, unit: FTAUnit, vector: np.ndarray | None = None) -> FTAUnit:
@@ -531,6 +558,16 @@ class Store(BuildRecords):
             params += [unit_id, unit_id]
         return [Link(**r) for r in self._rows(sql + " ORDER BY id", tuple(params))]
 
+    def get_link(self, case_id: str, link_id: int) -> Link:
+        rows = self._rows("SELECT * FROM links WHERE case_id = ? AND id = ?", (case_id, link_id))
+        if not rows:
+            raise NotFound(f"no link {link_id} in case {case_id!r}")
+        return Link(**rows[0])
+
+    def set_link_relation(self, case_id: str, link_id: int, relation: str) -> None:
+        with self.transaction():
+            self.conn.execute("UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (relation, link_id, case_id))
+
     def delete_link(self, case_id: str, link_id: int) -> None:
         with self.transaction():
             if self.conn.execute("DELETE FROM links WHERE case_id = ? AND id = ?", (case_id, link_id)).rowcount == 0:
@@ -602,6 +639,10 @@ class Store(BuildRecords):
                 self.text_removed()
                 self.new_vector_token(case_id)
             self.vectors.drop(case_id)
+
+_SCORE_FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
+                 "intention_or_plan, construction_status, disputed, lifecycle_status, evidence_start, evidence_end")
+
 
 def _use_wal(conn: sqlite3.Connection, seconds: float = 10.0) -> None:
     """Switch a database to WAL. The switch needs the database to itself and SQLite does not wait

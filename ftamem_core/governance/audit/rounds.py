@@ -9,12 +9,11 @@ that round any more (``reveal``).
 from __future__ import annotations
 
 import csv
-import json
+import dataclasses
 import random
 from pathlib import Path
 
 from ..editing import delete_unit, edit_unit
-from ...models import utcnow
 from ...storage.store import NotFound, Store, StoreError
 from ...text.english import is_english
 from .checks import unit_checks
@@ -49,48 +48,31 @@ def new_round(store: Store, case_ids: list[str] | None, n_units: int, n_pairs: i
     if not draws:
         raise AuditError("nothing to sample: no built units or links in " + (", ".join(cases) or "any case"))
     settings = {"sampler": SAMPLER, "revealed_to": []}
-    with store.transaction():
-        cur = store.conn.execute(
-            "INSERT INTO audit_rounds (scope, n_units, n_pairs, seed, settings, created_by, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            ("all" if case_ids is None else "cases", n_units, n_pairs, seed, json.dumps(settings), who, utcnow()))
-        round_id = cur.lastrowid
-        store.conn.executemany("INSERT INTO audit_round_cases (round_id, case_id) VALUES (?, ?)",
-                               [(round_id, c) for c in cases])
-        store.conn.executemany(
-            "INSERT INTO audit_items (round_id, case_id, position, kind, unit_id, unit_version, other_id,"
-            " other_version, link_id, stratum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(round_id, d.case_id, pos, d.kind, d.unit_id, d.unit_version, d.other_id, d.other_version, d.link_id,
-              d.stratum) for pos, d in enumerate(draws)])
-    return round_id
+    return store.add_audit_round("all" if case_ids is None else "cases", n_units, n_pairs, seed, settings, who, cases,
+                                 [dataclasses.asdict(d) for d in draws])
 
 
 def get_round(store: Store, round_id: int) -> dict:
-    rows = store._rows("SELECT * FROM audit_rounds WHERE id = ?", (round_id,))
-    if not rows:
+    row = store.audit_round(round_id)
+    if row is None:
         raise NotFound(f"no audit round {round_id}")
-    row = rows[0]
-    row["settings"] = json.loads(row["settings"])
-    row["cases"] = [r["case_id"] for r in store._rows(
-        "SELECT case_id FROM audit_round_cases WHERE round_id = ? ORDER BY case_id", (round_id,))]
-    row["items"] = store._rows("SELECT count(*) AS n FROM audit_items WHERE round_id = ?", (round_id,))[0]["n"]
     return row
 
 
 def list_rounds(store: Store) -> list[dict]:
-    return [get_round(store, r["id"]) for r in store._rows("SELECT id FROM audit_rounds ORDER BY id")]
+    return [get_round(store, round_id) for round_id in store.audit_round_ids()]
 
 
 def items(store: Store, round_id: int) -> list[dict]:
     get_round(store, round_id)
-    return store._rows("SELECT * FROM audit_items WHERE round_id = ? ORDER BY position", (round_id,))
+    return store.audit_items(round_id)
 
 
 def get_item(store: Store, item_id: int) -> dict:
-    rows = store._rows("SELECT * FROM audit_items WHERE id = ?", (item_id,))
-    if not rows:
+    item = store.audit_item(item_id)
+    if item is None:
         raise NotFound(f"no audit item {item_id}")
-    return rows[0]
+    return item
 
 
 def redraw(store: Store, round_id: int) -> list[Draw]:
@@ -124,7 +106,7 @@ def changes_since_draw(store: Store, item: dict) -> list[str]:
             notes.append(f"m{uid} deleted")
         elif unit.version != version:
             notes.append(f"m{uid} changed (version {version} drawn, now {unit.version})")
-    if item["kind"] == "pair" and not store.rows_by_id(item["case_id"], "links", "id", [item["link_id"]]):
+    if item["kind"] == "pair" and not store.present_link_ids(item["case_id"], [item["link_id"]]):
         notes.append(f"link {item['link_id']} deleted")
     return notes
 
@@ -176,13 +158,16 @@ def item_view(store: Store, item_id: int, annotator: str) -> dict:
                                 for t in evidence]})
     link = None
     if item["kind"] == "pair":
-        rows = store.rows_by_id(item["case_id"], "links", "*", [item["link_id"]])
-        link = {k: rows[0][k] for k in ("id", "source", "target", "relation", "confidence")} if rows else None
-    own = store._rows("SELECT * FROM audit_scores WHERE item_id = ? AND annotator = ?", (item_id, annotator))
+        try:
+            found = store.get_link(item["case_id"], item["link_id"])
+            link = found.model_dump(include={"id", "source", "target", "relation", "confidence"})
+        except NotFound:
+            link = None
+    own = store.audit_score(item_id, annotator)
     return {"item": {k: item[k] for k in ("id", "round_id", "position", "kind", "case_id", "stratum")},
             "criteria": list(CRITERIA[item["kind"]]), "units": shown, "link": link,
             "checks": item_checks(store, item, context), "changed": changes_since_draw(store, item),
-            "own_score": _score_fields(own[0]) if own else None}
+            "own_score": _score_fields(own) if own else None}
 
 
 def _score_fields(row: dict) -> dict:
@@ -202,7 +187,7 @@ def reveal(store: Store, round_id: int, who: str) -> None:
         r = get_round(store, round_id)
         if who not in r["settings"]["revealed_to"]:
             r["settings"]["revealed_to"].append(who)
-            store.conn.execute("UPDATE audit_rounds SET settings = ? WHERE id = ?", (json.dumps(r["settings"]), round_id))
+            store.set_audit_round_settings(round_id, r["settings"])
 
 
 def _valid(kind: str, scores: dict) -> dict:
@@ -231,15 +216,8 @@ def score(store: Store, item_id: int, annotator: str, scores: dict, comment: str
     values = _valid(item["kind"], scores)
     found = {u.id: u.version for u in store.units_by_id(item["case_id"], [uid for uid, _ in item_units(item)])}
     row = {c: values.get(c) for c in ALL_CRITERIA}
-    with store.transaction():
-        store.conn.execute(
-            "INSERT INTO audit_scores (item_id, case_id, annotator, fact, time, affect, relatedness, comment,"
-            " unit_version, other_version, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (item_id, annotator) DO UPDATE SET fact = excluded.fact, time = excluded.time,"
-            " affect = excluded.affect, relatedness = excluded.relatedness, comment = excluded.comment,"
-            " unit_version = excluded.unit_version, other_version = excluded.other_version, at = excluded.at",
-            (item_id, item["case_id"], annotator, *row.values(), comment, found.get(item["unit_id"]),
-             found.get(item["other_id"]) if item["kind"] == "pair" else None, utcnow()))
+    store.save_audit_score(item_id, item["case_id"], annotator, row, comment, found.get(item["unit_id"]),
+                           found.get(item["other_id"]) if item["kind"] == "pair" else None)
 
 
 def import_scores(store: Store, round_id: int, annotator: str, path: str | Path) -> int:
@@ -272,24 +250,17 @@ def import_scores(store: Store, round_id: int, annotator: str, path: str | Path)
 
 def scores(store: Store, round_ids: list[int]) -> list[dict]:
     """Every score of the rounds (for the report: this is what the blind view never shows)."""
-    marks = ", ".join("?" * len(round_ids))
-    return store._rows(f"SELECT s.*, i.round_id, i.kind FROM audit_scores s JOIN audit_items i ON i.id = s.item_id"
-                       f" WHERE i.round_id IN ({marks}) ORDER BY i.round_id, i.position, s.annotator", tuple(round_ids))
+    return store.audit_scores(round_ids)
 
 
 def progress(store: Store, round_id: int) -> dict:
     total = get_round(store, round_id)["items"]
-    done = store._rows("SELECT s.annotator, count(*) AS n FROM audit_scores s JOIN audit_items i ON i.id = s.item_id"
-                       " WHERE i.round_id = ? GROUP BY s.annotator ORDER BY s.annotator", (round_id,))
-    return {"items": total, "annotators": {r["annotator"]: r["n"] for r in done}}
+    return {"items": total, "annotators": store.audit_scored_counts(round_id)}
 
 
 def next_item(store: Store, round_id: int, annotator: str) -> int | None:
     """The first item (in the round's order) that ``annotator`` has not scored: where to resume."""
-    rows = store._rows("SELECT id FROM audit_items WHERE round_id = ? AND id NOT IN"
-                       " (SELECT item_id FROM audit_scores WHERE annotator = ?) ORDER BY position LIMIT 1",
-                       (round_id, annotator))
-    return rows[0]["id"] if rows else None
+    return store.first_unscored_item(round_id, annotator)
 
 
 # Acting on a finding ---------------------------------------------------------------------

@@ -160,7 +160,8 @@ def test_a_profile_from_the_file_the_environment_or_the_command_line_and_the_fil
 
 
 def test_cli_profile_option(tmp_path, capsys):
-    from ftamem_core.cli import build_parser, settings_from
+    from ftamem_core.cli import settings_from
+    from ftamem_core.cli.parser import build_parser
     args = build_parser().parse_args(["--db", str(tmp_path / "m.db"), "--profile", "paper", "cases"])
     assert settings_from(args).ground_facts is False
     with pytest.raises(SystemExit):

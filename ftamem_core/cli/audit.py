@@ -13,6 +13,8 @@ import json
 import sys
 
 from ..storage.store import StoreError
+from ..config import Settings
+from .common import open_store, who_runs
 from .tables import table
 from ..governance.audit import rounds as audit
 from ..governance.audit.checks import CHECKS
@@ -173,3 +175,17 @@ def _report(args, store, who):
     parts.append("automatic checks: " + "; ".join(f"{name} {c['passed']} passed, {c['failed']} failed"
                                                   for name, c in rep["checks"].items()))
     return rep, "\n".join(parts)
+
+
+def cmd_audit(args, settings: Settings):
+    from ..governance.audit import get_round
+    from ..governance.auth import log_access
+
+    store = open_store(settings)
+    out = run(args, store, who_runs(args))
+    if args.verb in ("score", "report"):  # both show the cases' turns and units
+        for round_id in args.round if isinstance(args.round, list) else [args.round]:
+            for case_id in get_round(store, round_id)["cases"]:
+                log_access(store, case_id, getattr(args, "annotator", None) or who_runs(args), "view",
+                           f"command line: audit {args.verb} {round_id}")
+    return out

@@ -175,8 +175,9 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
 
 
 def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
-    from ftamem_core.construction.extraction import (Fragment, correct_speaker, ground_anchors, merge_duplicates,
-                                                     verbatim_units)
+    from ftamem_core.construction.extraction import Fragment, merge_duplicates, verbatim_units
+    from ftamem_core.construction.repairs.speaker import correct_speaker
+    from ftamem_core.construction.repairs.spans import ground_anchors
     from ftamem_core.models import Turn
     from scripted import HashEmbedder, unit as unit_json
 
@@ -270,7 +271,8 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
 
 
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
-    from ftamem_core.construction.extraction import Fragment, UnitOut, correct_speaker
+    from ftamem_core.construction.extraction import Fragment, UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -299,7 +301,8 @@ def test_min_units_grows_with_the_persons_substantive_turns():
 
 
 def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
-    from ftamem_core.construction.extraction import Fragment, UnitOut, trim_span
+    from ftamem_core.construction.extraction import Fragment, UnitOut
+    from ftamem_core.construction.repairs.spans import trim_span
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -317,7 +320,8 @@ def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
 
 
 def test_the_speaker_check_judges_a_later_sentence_alone():
-    from ftamem_core.construction.extraction import UnitOut, correct_speaker
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -352,7 +356,8 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
 
 
 def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_a_cycle():
-    from ftamem_core.construction.extraction import UnitOut, correct_speaker, settled_speaker
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker, settled_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -385,7 +390,8 @@ def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_
 
 
 def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its_own_turns():
-    from ftamem_core.construction.extraction import UnitOut, split_fact
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.spans import split_fact
 
     turns = [Turn(idx=10, role="user", speaker="Audrey", text="We adopted a puppy named Pixie last week, she is adorable!"),
              Turn(idx=11, role="user", speaker="Andrew", text="That's great! How is Pepper with her?"),

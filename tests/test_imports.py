@@ -77,7 +77,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_imports_at_module_level_and_in_functions():
     graph = import_graph()
     assert "ftamem_core.storage.store" in graph["ftamem_core.construction.builder"]  # module level
-    assert "ftamem_core.construction.repairs.grounding" in graph["ftamem_core.construction.builder"]  # from .repairs.grounding import ...
+    assert "ftamem_core.construction.repairs.checks" in graph["ftamem_core.construction.builder"]  # from .repairs.checks import ...
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -23,11 +23,10 @@ from . import build_events as ev
 from ..governance import consent
 from ..config import Settings
 from ..llm.embeddings import Embedder
-from .extraction import (Fragment, anchor_turns, coverage_reply_model, ground_anchors, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, settled_speaker,
-                         span_turns, split_fact, trim_span, turn_anchors, uncovered, verbatim_units, with_turn_anchors)
+from .extraction import (Fragment, anchor_turns, coverage_reply_model, incomplete_memory_json,
+                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, turn_anchors, uncovered, verbatim_units, with_turn_anchors)
 from .extraction import reply_model as extraction_reply
-from .repairs.grounding import support, told_share
+from .repairs.checks import Repairs
 from .linking import apply_updates, candidates
 from .linking import render as render_links
 from .linking import reply_model as linking_reply
@@ -50,7 +49,8 @@ from ..text import english
 # are unchanged, since a fix to the verbatim fallback or a prompt changes what a build produces.
 # Paths under ftamem_core/; only the file's name and text enter the digest.
 _BUILD_SOURCES = ("construction/builder", "construction/segmentation", "construction/extraction",
-                  "construction/linking", "construction/longitudinal", "construction/repairs/grounding",
+                  "construction/linking", "construction/longitudinal", "construction/repairs/checks",
+                  "construction/repairs/grounding", "construction/repairs/speaker", "construction/repairs/spans",
                   "construction/temporal", "construction/representation", "models")
 _BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal", "coverage")
 
@@ -275,10 +275,11 @@ class Builder:
                                        temperature=self.settings.construction_temperature,
                                        max_tokens=self.settings.construction_max_tokens)
         completes = dict(zip(keys, carried))
-        found = [(key, self._checked(piece, fragment, completes.get(key)))
-                 for key, u in parse_candidates(reply, fragment) for piece in self._pieces(key, u, fragment)]
+        repairs = self._repairs()
+        found = [(key, repairs.checked(piece, fragment.turns, completes.get(key)))
+                 for key, u in parse_candidates(reply, fragment) for piece in repairs.pieces(key, u, fragment.turns)]
         if self.settings.coverage_pass:
-            found += [("none", self._checked(u, fragment))
+            found += [("none", repairs.checked(u, fragment.turns))
                       for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
@@ -307,49 +308,10 @@ class Builder:
             self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried
 
-    def _pieces(self, key: str, unit: FTAUnit, fragment: Fragment) -> list[FTAUnit]:
-        """A final, new unit's fact as one unit per sentence (``split_facts``); a unit completing
-        a carried partial, or partial itself, stays whole (it is fused with, or carried, as one)."""
-        if not self.settings.split_facts or key != "none" or unit.construction_status == "partial":
-            return [unit]
-        pieces = split_fact(unit, fragment.turns, self._speakers, trim=self.settings.trim_spans)
-        if len(pieces) > 1:
-            self.progress(ev.FactSplit(fact=unit.fact.text, into=[p.fact.text for p in pieces]))
-        return pieces
-
-    def _checked(self, unit: FTAUnit, fragment: Fragment, completes: FTAUnit | None = None) -> FTAUnit | None:
-        """The grounding checks beyond the paper, each behind its setting; None: dropped."""
-        if self.settings.ground_facts:
-            span = span_turns(unit, fragment.turns)
-            sources = [t.text for t in span] + ([completes.fact.text] if completes else [])
-            share = support(unit.fact.text, sources, self._speakers)
-            if share < self._support_needed(len(span)):
-                self.progress(ev.Unsupported(fact=unit.fact.text, support=round(share, 2)))
-                return None
-        if self.settings.told_share and self._peers:
-            # the prompt asks for no unit of compliments or encouragement; the 1.5B writes them
-            share = told_share(unit.fact.text, span_turns(unit, fragment.turns), self._speakers)
-            if share < self.settings.told_share:
-                self.progress(ev.ToldToEachOther(fact=unit.fact.text, told=round(share, 2)))
-                return None
-        if self.settings.speaker_check:
-            settled = settled_speaker(unit, fragment.turns, self._speakers)
-            if settled is None:
-                self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
-                return None
-            unit = settled
-        if self.settings.trim_spans:
-            unit = trim_span(unit, fragment.turns, self._speakers)
-        if self.settings.ground_anchors:
-            unit = ground_anchors(unit, fragment.turns, self._speakers)
-        return unit
-
-    def _support_needed(self, turns: int) -> float:
-        """``fact_support``, or ``long_span_support`` for a fact over more than ``long_span_turns``."""
-        s = self.settings
-        if s.long_span_turns and turns > s.long_span_turns:
-            return max(s.fact_support, s.long_span_support)
-        return s.fact_support
+    def _repairs(self) -> Repairs:
+        # made afresh: the settings (repairs off for a language they do not serve) and the
+        # case's speakers are the build's own
+        return Repairs(self.settings, self._speakers, self._peers, self.progress)
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
         """The coverage pass: units for the person's turns no written unit covers."""
@@ -379,7 +341,7 @@ class Builder:
         if self.settings.speaker_check and turns:
             # again: merging and fusion widen spans (also into earlier fragments), and a wider span
             # can hold the other speaker's words (conv-26, seed 1); a unit the check left is settled
-            units, verbatim = self._settle_speakers(case_id, units, list(verbatim), list(turns))
+            units, verbatim = self._repairs().settle_speakers(case_id, units, list(verbatim), list(turns))
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
         everything, ids = self._add_current(case_id, everything, vectors)
@@ -395,28 +357,6 @@ class Builder:
         else:  # the paper: one call per new unit
             for unit, vector in zip(stored, vectors):
                 self._link([unit], vector[None, :], report)
-
-    def _settle_speakers(self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit],
-                         turns: list[Turn]) -> tuple[list[FTAUnit], list[FTAUnit]]:
-        """``settled_speaker`` over the case's turns; a unit no naming settles is dropped, and
-        its turns that nothing else covers are kept in their own words (``verbatim_fallback``)."""
-        kept = []
-        for unit in units:
-            settled = settled_speaker(unit, turns, self._speakers)
-            if settled is not None:
-                kept.append(settled)
-                continue
-            self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
-            if self.settings.verbatim_fallback:
-                span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
-                have = {u.evidence.end for u in verbatim}
-                verbatim += [v for v in verbatim_units(span, [u for u in units if u is not unit],
-                                                       self.settings.coverage_min_words,
-                                                       self.settings.verbatim_within_spans,
-                                                       self.settings.verbatim_reply_words,
-                                                       self.settings.caption_carries_turn)
-                             if v.evidence.end not in have]
-        return kept, verbatim
 
     def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
         """One classification call for ``units`` and the earlier units similar to each."""

@@ -11,7 +11,8 @@ from .loaders.common import Reader, parse_time
 from .models import Session, SessionDocument, Turn
 from .governance.privacy import check_retention
 from .governance import consent
-from .storage.store import OnExists, Store
+from .storage.cases import OnExists
+from .storage.store import Store
 
 
 def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",

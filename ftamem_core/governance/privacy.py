@@ -172,7 +172,7 @@ def _validate(store: Store, table: str, row: dict) -> None:
     from pydantic import ValidationError
 
     from ..models import Build, CallRecord, Case, Link, Question, Segment, SemanticEntry, Session, SupportEntry, Turn
-    from ..storage.store import _unit_from_row
+    from ..storage.units import unit_from_row
 
     j = lambda f: json.loads(row[f])  # noqa: E731
     checks = {
@@ -182,7 +182,7 @@ def _validate(store: Store, table: str, row: dict) -> None:
         "turns": lambda: Turn(**row),
         "questions": lambda: Question(**{**row, "evidence": j("evidence"), "meta": j("meta")}),
         "segments": lambda: Segment(**{**row, "provisional": bool(row["provisional"])}),
-        "units": lambda: _unit_from_row(row),
+        "units": lambda: unit_from_row(row),
         "unit_vectors": lambda: len(row["vector"]) == store.vectors.dim * 4 or _bad("a vector has the wrong size"),
         "links": lambda: Link(**row),
         "semantic_memory": lambda: SemanticEntry(**{**row, "source_unit_ids": j("source_unit_ids")}),

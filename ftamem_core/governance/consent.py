@@ -1,10 +1,10 @@
 """Consent: a case's turns and memory go to a language model only while the person it is about
-has consented: to build its memory (construction.py) and to answer a question of it (inference.ask,
+has consented: to build its memory (construction/builder.py) and to answer a question of it (inference.ask,
 the evaluation harness).
 
 States: ``not_asked`` (nothing recorded: the default for anything ingested), ``granted`` and
 ``withdrawn``. Every change is a row of ``consent_log`` with who, when and a note; the latest row
-is the state. Builds check it before they start and between fragments (construction.py), so a
+is the state. Builds check it before they start and between fragments (construction/builder.py), so a
 withdrawal stops a running build, from any process, within one LLM call.
 """
 

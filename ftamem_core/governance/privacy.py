@@ -2,7 +2,7 @@
 and have it erased for good (erase, retention).
 
 Erasure deletes every row of the case (each per-case table cascades from ``cases``) with
-``secure_delete`` on (store.py), removes the case's FAISS files, checkpoints the WAL with
+``secure_delete`` on (storage/store.py), removes the case's FAISS files, checkpoints the WAL with
 TRUNCATE and vacuums, so the deleted text is in no page of ``memory.db`` and no ``-wal`` file;
 then it runs the hooks a running app registers (``on_erase``) to drop its in-process copies.
 What it cannot reach is listed in docs/privacy.md (a remote LLM server's logs, copies made by others).

@@ -54,7 +54,7 @@ class Store(Cases, Units, Links, LongitudinalMemory, BuildRecords, Logs, AuditRe
         self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA foreign_keys = ON")
         self.conn.execute("PRAGMA busy_timeout = 10000")
-        # Deleted rows are overwritten with zeros, not left in free pages (erasure, privacy.py).
+        # Deleted rows are overwritten with zeros, not left in free pages (erasure, governance/privacy.py).
         self.conn.execute("PRAGMA secure_delete = ON")
         if not in_memory:
             _use_wal(self.conn)

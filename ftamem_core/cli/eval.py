@@ -49,8 +49,8 @@ def cmd_density(args, settings: Settings):
     rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
     dialogues = per_dialogue(rows)
     overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
-    table = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
-    return {"dialogues": dialogues, "overall": overall}, table(table, ["dialogue", "turns", *FIELDS, "total_anchors"])
+    shown = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
+    return {"dialogues": dialogues, "overall": overall}, table(shown, ["dialogue", "turns", *FIELDS, "total_anchors"])
 
 
 def cmd_correlate(args, settings: Settings):

@@ -3,10 +3,10 @@
 import streamlit as st
 
 import ui
-from ftamem_core import privacy
+from ftamem_core.governance import privacy
 from ftamem_core.config import LLMConfig
 from ftamem_core.display import health_lines, settings_rows
-from ftamem_core.llm import health_check
+from ftamem_core.llm.base import health_check
 
 st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
 if skipped := ui.purge_expired():

@@ -10,12 +10,14 @@ import re
 import streamlit as st
 
 from ftamem_core.config import EMBEDDED_MODELS, LLMConfig, Settings, load_settings
-from ftamem_core.embeddings import Embedder
-from ftamem_core.jobs import JobRegistry
-from ftamem_core import auth, consent, privacy
+from ftamem_core.llm.embeddings import Embedder
+from ftamem_core.construction.jobs import JobRegistry
+from ftamem_core.governance import auth, consent, privacy
 from ftamem_core.display import date
-from ftamem_core.llm import LLM, forget_prompts, make_llm
-from ftamem_core.store import Store
+from ftamem_core.llm.base import LLM
+from ftamem_core.llm.embedded import forget_prompts
+from ftamem_core.llm.factory import make_llm
+from ftamem_core.storage.store import Store
 
 SAMPLE_CASE = "data/sample_case.json"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ftamem_core.bench import markdown_table  # noqa: E402
+from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.evaluation.results import read  # noqa: E402
 from ftamem_core.evaluation.stats import paired_bootstrap  # noqa: E402
 

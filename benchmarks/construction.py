@@ -19,13 +19,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ftamem_core.bench import markdown_table  # noqa: E402
+from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
-from ftamem_core.construction import Builder  # noqa: E402
-from ftamem_core.embeddings import Embedder  # noqa: E402
+from ftamem_core.construction.builder import Builder  # noqa: E402
+from ftamem_core.llm.embeddings import Embedder  # noqa: E402
 from ftamem_core.ingest import ingest_file  # noqa: E402
-from ftamem_core.llm import make_llm  # noqa: E402
-from ftamem_core.store import Store  # noqa: E402
+from ftamem_core.llm.factory import make_llm  # noqa: E402
+from ftamem_core.storage.store import Store  # noqa: E402
 
 
 def run(variant: str, file: Path, settings, case_id: str | None) -> dict:

@@ -23,7 +23,7 @@ recorded replies of ``--replay-stages`` (segmentation and extraction unless name
 they answered, so a change to the checks after them is measured on the same model output; a
 request the recording does not hold is asked of the model. Each build says, per stage, how many
 replies were replayed, served in recorded order (a file without request digests) or live
-(``ftamem_core.replay``).
+(``ftamem_core.llm.replay``).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ftamem_core import consent  # noqa: E402
-from ftamem_core.bench import markdown_table  # noqa: E402
-from ftamem_core.build_events import SessionDone  # noqa: E402
+from ftamem_core.governance import consent  # noqa: E402
+from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
+from ftamem_core.construction.build_events import SessionDone  # noqa: E402
 from ftamem_core.config import load_settings  # noqa: E402
-from ftamem_core.construction import Builder  # noqa: E402
-from ftamem_core.embeddings import Embedder  # noqa: E402
+from ftamem_core.construction.builder import Builder  # noqa: E402
+from ftamem_core.llm.embeddings import Embedder  # noqa: E402
 from ftamem_core.evaluation.content import SHOWN_SHARE  # noqa: E402
 from ftamem_core.evaluation.evidence import answerable, fta_packet, rag_packet  # noqa: E402
 from ftamem_core.evaluation.results import commit, recall_table, settings_digest  # noqa: E402
@@ -50,13 +50,13 @@ from ftamem_core.evaluation.sanity import fill  # noqa: E402
 from ftamem_core.evaluation.splits import SESSIONS, SPLITS  # noqa: E402
 from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap  # noqa: E402
 from ftamem_core.evaluation.unit_counts import unit_counts  # noqa: E402
-from ftamem_core.llm import make_llm  # noqa: E402
+from ftamem_core.llm.factory import make_llm  # noqa: E402
 from ftamem_core.loaders import load_file  # noqa: E402
 from ftamem_core.models import utcnow  # noqa: E402
-from ftamem_core.packet import approx_tokens  # noqa: E402
-from ftamem_core.pipeline import TurnIndex  # noqa: E402
-from ftamem_core.replay import Recording, Replaying  # noqa: E402
-from ftamem_core.store import Store  # noqa: E402
+from ftamem_core.retrieval.packet import approx_tokens  # noqa: E402
+from ftamem_core.retrieval.pipeline import TurnIndex  # noqa: E402
+from ftamem_core.llm.replay import Recording, Replaying  # noqa: E402
+from ftamem_core.storage.store import Store  # noqa: E402
 
 DATA = {"locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
         "esmemeval": ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"}
@@ -186,7 +186,7 @@ def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
     """Full asks as ``ftamem ask`` makes them (the case's K, the settings' budget), timed."""
     import time
 
-    from ftamem_core.inference import ask
+    from ftamem_core.retrieval.inference import ask
 
     llm, embedder = make_llm(settings.llm, settings.model_dir), Embedder.from_settings(settings)
     rows = []
@@ -208,7 +208,7 @@ def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
     import time
 
     from ftamem_core.config import load_settings
-    from ftamem_core.store import Store
+    from ftamem_core.storage.store import Store
 
     rows = []
     store = Store(db, index_config=load_settings().index)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ftamem_core.bench import bench_retrieval, markdown_table  # noqa: E402
+from ftamem_core.retrieval.bench import bench_retrieval, markdown_table  # noqa: E402
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 import evidence  # noqa: E402
 from compare import compare, per_question  # noqa: E402
 
-from ftamem_core.bench import markdown_table  # noqa: E402
+from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.config import Settings  # noqa: E402
 from ftamem_core.setting import paper_value  # noqa: E402
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
 from .profiles import PROFILES, default_profile, profile_values
 from .setting import build_values, setting
-from .vectors import IndexConfig
+from .storage.vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,7 +80,7 @@ class LLMConfig(BaseModel):
 
 
 class AuthConfig(BaseModel):
-    """Sign-in (auth.py): required when the app listens beyond 127.0.0.1 or users are configured."""
+    """Sign-in (governance/auth.py): required when the app listens beyond 127.0.0.1 or users are configured."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -187,7 +187,7 @@ class Settings(BaseModel):
                                   "a unit for each of the person's substantive turns that no unit covers")
     coverage_min_words: int = setting(6, ge=1, build=True, description="words that make a turn substantive "
                                       "(coverage pass, verbatim fallback, `turns_per_unit`)")
-    # Checks beyond the paper (grounding.py), each on by default and off with its switch.
+    # Checks beyond the paper (construction/repairs/), each on by default and off with its switch.
     speaker_check: bool = setting(True, build=True, paper=False, description="a fact whose subject is the other "
                                   "speaker of the turn it carries gets the speaker's name; one no naming settles "
                                   "is dropped")

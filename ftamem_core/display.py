@@ -4,7 +4,7 @@ as they are). Sessions and turns are counted from 1; enum values read as words; 
 
 from __future__ import annotations
 
-from ftamem_core.temporal import spoken
+from ftamem_core.construction.temporal import spoken
 
 NOTHING = "—"
 

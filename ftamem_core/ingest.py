@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .loaders import Format, LoadError, load_file, transcript
+from .loaders import Format, LoadError, load_file
+from .loaders import transcript
 from .loaders.common import Reader, parse_time
 from .models import Session, SessionDocument, Turn
-from .privacy import check_retention
-from . import consent
-from .store import OnExists, Store
+from .governance.privacy import check_retention
+from .governance import consent
+from .storage.cases import OnExists
+from .storage.store import Store
 
 
 def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",

@@ -10,11 +10,12 @@ import time
 import streamlit as st
 
 import ui
-from ftamem_core import consent, estimate
+from ftamem_core.governance import consent
+from ftamem_core.construction import estimate
 from ftamem_core.display import NOTHING, date, number
 from ftamem_core.config import PRESETS
-from ftamem_core.inference import STAGES, ask
-from ftamem_core.packet import BUDGET, COVERED
+from ftamem_core.retrieval.inference import STAGES, ask
+from ftamem_core.retrieval.packet import BUDGET, COVERED
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Ask · {case_id}"))
@@ -62,8 +63,7 @@ def research(trace) -> None:
                             + (" A turn answering the other speaker's question just before it counts with that "
                                "question too (source_reply_context)." if trace.settings.get("source_reply_context")
                                else "")))
-    facts = {r["id"]: r["fact_text"] for r in store.rows_by_id(case_id, "units", "id, fact_text",
-                                                                [c["id"] for c in trace.candidates])}
+    facts = store.unit_facts(case_id, [c["id"] for c in trace.candidates])
     st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)"),
                    "left out": WHY_LEFT_OUT.get(trace.left_out.get(c["id"]), "")} for c in trace.candidates],
                  hide_index=True)
@@ -152,7 +152,7 @@ WHY_LEFT_OUT = {BUDGET: "the packet's token budget was full",
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
     shown = trace.packet.unit_ids()
-    if len(store.rows_by_id(case_id, "units", "id", shown)) < len(shown):  # deleted since: not shown again
+    if len(store.present_unit_ids(case_id, shown)) < len(shown):  # deleted since: not shown again
         del st.session_state["trace"]
         st.info("Memory this answer used has been deleted since; ask again.")
         st.stop()

@@ -9,9 +9,9 @@ import streamlit as st
 
 import ui
 from ftamem_core.display import date, number, text, word
-from ftamem_core import audit
-from ftamem_core.audit.checks import CHECKS
-from ftamem_core.store import StoreError
+from ftamem_core.governance import audit
+from ftamem_core.governance.audit.checks import CHECKS
+from ftamem_core.storage.store import StoreError
 
 SCALE_HELP = "2: fully correct and grounded · 1: partly correct but usable · 0: wrong or unsupported"
 CRITERION_LABELS = {"fact": "Factual grounding", "time": "Temporal accuracy", "affect": "Affect / context accuracy",

@@ -5,14 +5,14 @@ import time
 import streamlit as st
 
 import ui
-from ftamem_core import build_events as ev
-from ftamem_core import consent
-from ftamem_core.construction import Builder
+from ftamem_core.construction import build_events as ev
+from ftamem_core.governance import consent
+from ftamem_core.construction.builder import Builder
 from ftamem_core.display import date, number, word
-from ftamem_core.editing import human_corrections
+from ftamem_core.governance.editing import human_corrections
 from ftamem_core.errors import describe
-from ftamem_core.estimate import describe as duration, seconds_per_turn
-from ftamem_core.jobs import BuildJob
+from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
+from ftamem_core.construction.jobs import BuildJob
 from ftamem_core.models import FTAUnit
 
 case_id = ui.require_case()
@@ -156,7 +156,7 @@ def live() -> None:
             rows.append({"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.unit for e in events if isinstance(e, ev.UnitFinalised)]
-    present = {r["id"] for r in store.rows_by_id(case_id, "units", "id", [u.id for u in units])}
+    present = store.present_unit_ids(case_id, [u.id for u in units])
     units = [u for u in units if u.id in present]  # a unit deleted since is not shown again
     left, right = st.columns([2, 1])
     with left:

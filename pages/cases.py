@@ -7,11 +7,11 @@ import streamlit as st
 
 import ui
 from ftamem_core.display import date, number, text
-from ftamem_core.editing import human_corrections
-from ftamem_core.estimate import describe as duration, seconds_per_turn
+from ftamem_core.governance.editing import human_corrections
+from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
 from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows, upload_name
 from ftamem_core.loaders import LoadError, load_file
-from ftamem_core.store import StoreError
+from ftamem_core.storage.store import StoreError
 
 st.title("Cases")
 ui.unknown_case_notice()

@@ -5,10 +5,10 @@ import streamlit.components.v1 as components
 
 import ui
 from ftamem_core.display import word
-from ftamem_core.editing import add_link, delete_link, delete_unit, retype_link
+from ftamem_core.governance.editing import add_link, delete_link, delete_unit, retype_link
 from ftamem_core.graph import graph_html
 from ftamem_core.models import ContentType, Link, Relation
-from ftamem_core.store import StoreError
+from ftamem_core.storage.store import StoreError
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Graph · {case_id}"))

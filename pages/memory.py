@@ -7,11 +7,11 @@ import plotly.express as px
 import streamlit as st
 
 import ui
-from ftamem_core import search
+from ftamem_core.retrieval import search
 from ftamem_core.display import NOTHING, date, history_rows, number, text, word
-from ftamem_core.editing import delete_unit, edit_unit, history
+from ftamem_core.governance.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
-from ftamem_core.store import StoreError, VersionConflict
+from ftamem_core.storage.store import StoreError, VersionConflict
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Memory · {case_id}"))

@@ -6,11 +6,11 @@ import json
 import streamlit as st
 
 import ui
-from ftamem_core import auth, consent, privacy
+from ftamem_core.governance import auth, consent, privacy
 from ftamem_core.display import date, history_rows, number, word
-from ftamem_core.editing import delete_session_memory, history
+from ftamem_core.governance.editing import delete_session_memory, history
 from ftamem_core.models import MAX_RETENTION_DAYS
-from ftamem_core.store import StoreError
+from ftamem_core.storage.store import StoreError
 
 case_id = ui.require_case()
 st.title(ui.plain(f"Privacy · {case_id}"))

@@ -23,7 +23,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(root))
     from ftamem_core.config import load_settings
 
-    from ftamem_core.auth import start_problem
+    from ftamem_core.governance.auth import start_problem
 
     settings = load_settings()
     address = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--server.address=")), None) or next(

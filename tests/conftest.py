@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from ftamem_core.models import Case, CaseDocument, Evidence, FactAnchor, FTAUnit, Session, SessionDocument, Turn
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("FTAMEM_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -50,7 +50,7 @@ def make_unit(case_id: str, text: str, start: int = 0, end: int = 1, status: str
 
 def consented(store: Store, *case_ids: str) -> None:
     """Record consent for the cases a test asks questions of (inference.ask refuses without it)."""
-    from ftamem_core import consent
+    from ftamem_core.governance import consent
 
     consent.record(store, list(case_ids), "granted", "test", "test case")
 

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from ftamem_core.llm import ScriptedLLM
+from ftamem_core.llm.scripted import ScriptedLLM
 
 TURN = re.compile(r"^\[(\d+)\]", re.M)
 

@@ -5,7 +5,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from ftamem_core.ingest import ingest_file
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 from ui import plain
 
 from conftest import ESMEMEVAL, ROOT

@@ -8,14 +8,14 @@ from collections import Counter
 
 import pytest
 
-from ftamem_core import audit, consent, privacy
-from ftamem_core.audit.agreement import agreement, alpha, percent_agreement, weighted_kappa
-from ftamem_core.audit.checks import unit_checks
-from ftamem_core.audit.sampling import equal_shares, proportional_shares
+from ftamem_core.governance import audit, consent, privacy
+from ftamem_core.governance.audit.agreement import agreement, alpha, percent_agreement, weighted_kappa
+from ftamem_core.governance.audit.checks import unit_checks
+from ftamem_core.governance.audit.sampling import equal_shares, proportional_shares
 from ftamem_core.cli import main
-from ftamem_core.editing import edit_unit, history
+from ftamem_core.governance.editing import edit_unit, history
 from ftamem_core.models import Evidence, FactAnchor, FTAUnit, Link, TimeAnchor, Turn
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import make_doc
 from scripted import HashEmbedder
@@ -121,7 +121,7 @@ def test_units_changed_after_the_draw_are_flagged(two_cases):
     u = store.get_unit("c1", edited)
     edit_unit(store, HashEmbedder(), "c1", edited, {"fact.text": "A said something else"}, u.version, "Dr. Lee", "fix")
     assert store.get_unit("c1", edited).origin == "corrected"  # provenance: a person's word now
-    from ftamem_core.editing import delete_unit
+    from ftamem_core.governance.editing import delete_unit
 
     delete_unit(store, "c1", deleted, "Dr. Lee", "filler")
     rep = audit.report(store, [round_id])
@@ -375,7 +375,7 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     assert "seen the round's report" in capsys.readouterr().err
     assert main(["--db", db, "audit", "list"]) == 0
     assert "ana 4/4" in capsys.readouterr().out
-    from ftamem_core.auth import access_log
+    from ftamem_core.governance.auth import access_log
 
     assert any(r["detail"] == f"command line: audit report {created['id']}" for r in access_log(store, "c1"))
 

@@ -9,11 +9,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from ftamem_core import auth
+from ftamem_core.governance import auth
 from ftamem_core.cli import main
 from ftamem_core.config import LLMConfig
-from ftamem_core.editing import history
-from ftamem_core.llm import LLMError, OpenAICompatLLM
+from ftamem_core.governance.editing import history
+from ftamem_core.llm.base import LLMError
+from ftamem_core.llm.openai_compat import OpenAICompatLLM
 
 from conftest import ROOT, SAMPLE
 from test_pages import app, built, open_page  # noqa: F401 (app is a fixture)

@@ -16,11 +16,11 @@ import time
 import pytest
 
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
-from ftamem_core import audit, consent
+from ftamem_core.construction.builder import Builder
+from ftamem_core.governance import audit, consent
 from ftamem_core.loaders import load_file
 from ftamem_core.models import SessionDocument, Session, Turn
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ROOT, SAMPLE, free_port, serve
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-from ftamem_core import consent
+from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
-from ftamem_core.embeddings import Embedder
+from ftamem_core.construction.builder import Builder
+from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.loaders import load_file
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ROOT, SAMPLE, free_port, serve
 from test_browser import SHOTS, _text, _wait, browser  # noqa: F401 - browser is a fixture

@@ -86,9 +86,9 @@ def test_check_llm_with_the_embedded_model(tmp_path, capsys):
 
 def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, capsys):
     from ftamem_core.config import LLMConfig
-    from ftamem_core.llm import EmbeddedLLM
-    from ftamem_core.prefix_states import state_file
-    from ftamem_core.prompts import load_prompt
+    from ftamem_core.llm.embedded import EmbeddedLLM
+    from ftamem_core.llm.prefix_states import state_file
+    from ftamem_core.llm.prompts import load_prompt
 
     fake = tmp_path / "fake.gguf"
     fake.write_bytes(b"not a model")  # never loaded: cold() reads no weights
@@ -110,7 +110,7 @@ SCRIPTED_BUILD_ENV = {"FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": 
 
 
 def test_the_scripted_backend_builds_and_answers_and_says_it_is_a_test_double(tmp_path, capsys, monkeypatch):
-    from ftamem_core.embeddings import Embedder
+    from ftamem_core.llm.embeddings import Embedder
 
     from scripted import HashEmbedder
 

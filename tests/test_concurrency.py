@@ -5,12 +5,12 @@ import threading
 
 import numpy as np
 
-from ftamem_core import consent
+from ftamem_core.governance import consent
 from ftamem_core.config import Ablations
-from ftamem_core.construction import Builder
-from ftamem_core.editing import delete_unit, edit_unit
-from ftamem_core.retrieval import Cues, score_candidates
-from ftamem_core.store import NotFound, Store, VersionConflict
+from ftamem_core.construction.builder import Builder
+from ftamem_core.governance.editing import delete_unit, edit_unit
+from ftamem_core.retrieval.ranking import Cues, score_candidates
+from ftamem_core.storage.store import NotFound, Store, VersionConflict
 
 from conftest import make_doc
 from scripted import HashEmbedder, Pipeline

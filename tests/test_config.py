@@ -175,7 +175,8 @@ def test_the_profile_follows_the_backend_unless_one_is_named(tmp_path):
 
 
 def test_cli_profile_option(tmp_path, capsys):
-    from ftamem_core.cli import build_parser, settings_from
+    from ftamem_core.cli import settings_from
+    from ftamem_core.cli.parser import build_parser
     args = build_parser().parse_args(["--db", str(tmp_path / "m.db"), "--profile", "paper", "cases"])
     assert settings_from(args).ground_facts is False
     with pytest.raises(SystemExit):

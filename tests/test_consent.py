@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from ftamem_core import consent
+from ftamem_core.governance import consent
 from ftamem_core.cli import main
-from ftamem_core.construction import Builder
-from ftamem_core.store import Store, StoreError
+from ftamem_core.construction.builder import Builder
+from ftamem_core.storage.store import Store, StoreError
 
 from conftest import ESMEMEVAL, make_doc
 from scripted import HashEmbedder, Pipeline

@@ -4,13 +4,14 @@ import threading
 
 import pytest
 
-from ftamem_core import build_events as ev
-from ftamem_core import consent
+from ftamem_core.construction import build_events as ev
+from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
-from ftamem_core.construction import BuildError, Builder
-from ftamem_core.llm import LLMError, LLMUnavailable, ScriptedLLM
+from ftamem_core.construction.builder import BuildError, Builder
+from ftamem_core.llm.base import LLMError, LLMUnavailable
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
@@ -439,7 +440,7 @@ def test_fact_max_chars_is_the_longest_fact_the_model_may_write(store):
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
     import io
 
-    from ftamem_core.progress import ProgressBar
+    from ftamem_core.cli.progress import ProgressBar
 
     out = io.StringIO()
     bar = ProgressBar(case, "c1", stream=out)
@@ -658,7 +659,7 @@ def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store
 
 
 def test_a_running_build_is_the_case_lock_and_a_dead_one_is_interrupted(tmp_path):
-    from ftamem_core.store import BuildRunning, Store
+    from ftamem_core.storage.store import BuildRunning, Store
 
     store = Store(tmp_path / "m.db")
     store.ingest([doc()])
@@ -723,7 +724,7 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
 @pytest.mark.parametrize("long_turns, long_support, kept", [(3, 0.75, [(0, 1)]), (3, 0.5, [(0, 1), (0, 3)]),
                                                            (4, 0.75, [(0, 1), (0, 3)]), (0, 0.75, [(0, 1), (0, 3)])])
 def test_a_fact_over_a_long_span_needs_long_span_support(store, long_turns, long_support, kept):
-    from ftamem_core.grounding import support
+    from ftamem_core.construction.repairs.grounding import support
     fact = "Caroline researched adoption agencies with Melanie at a café downtown."
     assert 0.5 <= support(fact, [t.text for t in peers_doc().sessions[0].turns], ["Caroline", "Melanie"]) < 0.75
     units = peers_units(store, [unit(fact, 0, 1), unit(fact.replace("researched", "is researching"), 0, 3)],

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from ftamem_core.cli import main
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ESMEMEVAL, MODEL_DIR
 
@@ -84,11 +84,11 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
     case's turns, so a packet holding the whole case cannot pass) and show as much gold evidence
     as turn-level RAG, give or take one question."""
     from ftamem_core.config import LLMConfig, load_settings
-    from ftamem_core.embeddings import Embedder
+    from ftamem_core.llm.embeddings import Embedder
     from ftamem_core.evaluation.content import content_recall
     from ftamem_core.evaluation.evidence import answerable, rag_packet
-    from ftamem_core.llm import make_llm
-    from ftamem_core.pipeline import TurnIndex
+    from ftamem_core.llm.factory import make_llm
+    from ftamem_core.retrieval.pipeline import TurnIndex
 
     monkeypatch.setenv("FTAMEM_PACKET_TOKEN_BUDGET", str(TIGHT_BUDGET))
     store = Store(built)

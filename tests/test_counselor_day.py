@@ -8,14 +8,15 @@ import time
 
 import pytest
 
-from ftamem_core import consent, estimate
+from ftamem_core.governance import consent
+from ftamem_core.construction import estimate
 from ftamem_core.config import load_settings
-from ftamem_core.consent import ConsentWithdrawn
-from ftamem_core.construction import Builder
-from ftamem_core.inference import ask
+from ftamem_core.governance.consent import ConsentWithdrawn
+from ftamem_core.construction.builder import Builder
+from ftamem_core.retrieval.inference import ask
 from ftamem_core.ingest import ingest_file
-from ftamem_core.llm import ScriptedLLM
-from ftamem_core.store import Store
+from ftamem_core.llm.scripted import ScriptedLLM
+from ftamem_core.storage.store import Store
 
 from conftest import SAMPLE, store  # noqa: F401 - store is a fixture
 from scripted import HashEmbedder, Pipeline, section, unit
@@ -168,7 +169,7 @@ def test_item5_after_a_withdrawal_no_one_click_regrant_and_a_banner_on_every_pag
 
 
 def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggests_ask(app):
-    from ftamem_core.embeddings import Embedder
+    from ftamem_core.llm.embeddings import Embedder
 
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")

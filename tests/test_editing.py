@@ -1,8 +1,8 @@
 import pytest
 
-from ftamem_core.editing import add_link, delete_link, history, retype_link
+from ftamem_core.governance.editing import add_link, delete_link, history, retype_link
 from ftamem_core.models import Link
-from ftamem_core.store import NotFound
+from ftamem_core.storage.store import NotFound
 
 from conftest import make_doc, make_unit, random_vectors
 

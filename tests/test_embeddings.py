@@ -1,6 +1,6 @@
 import numpy as np
 
-from ftamem_core.embeddings import Embedder
+from ftamem_core.llm.embeddings import Embedder
 
 
 def test_packaged_minilm_encodes_offline():

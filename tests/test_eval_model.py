@@ -45,8 +45,8 @@ def test_the_harness_reply_models_make_grammars_the_embedded_model_accepts():
     from ftamem_core.evaluation.density import DensityReply
     from ftamem_core.evaluation.methods import SummaryReply
     from ftamem_core.evaluation.report import EsVerdict, LocomoVerdict
-    from ftamem_core.llm import EmbeddedLLM
-    from ftamem_core.modelfiles import ensure_model
+    from ftamem_core.llm.embedded import EmbeddedLLM
+    from ftamem_core.llm.modelfiles import ensure_model
 
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), ensure_model("qwen2.5-0.5b", MODEL_DIR))
     messages = [{"role": "system", "content": "Reply with JSON only."},

@@ -10,7 +10,7 @@ from ftamem_core.cli import main
 from ftamem_core.config import load_settings
 from ftamem_core.evaluation.methods import catalogue, method
 from ftamem_core.evaluation.run import EvalConfig, questions_for, run, select_documents
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ROOT
 from scripted import HashEmbedder, Pipeline
@@ -282,7 +282,7 @@ def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_
 
 
 def test_benchmark_cases_are_recorded_as_consented_research_data(tmp_path):
-    from ftamem_core import consent
+    from ftamem_core.governance import consent
 
     run(EvalConfig("locomo", str(LOCOMO), ["question-only"], str(tmp_path / "run"), cases=["conv-26"], sessions=1,
                    questions=1), SETTINGS, factory(EvalPipeline(), []), HashEmbedder(), progress=False)
@@ -294,7 +294,7 @@ def test_benchmark_cases_are_recorded_as_consented_research_data(tmp_path):
 def test_a_cached_build_is_not_reused_after_its_code_or_prompts_change(tmp_path, monkeypatch):
     import shutil
 
-    from ftamem_core import construction
+    from ftamem_core.construction import builder as construction
     from ftamem_core.evaluation.run import _tag
     cfg = EvalConfig(dataset="locomo", data=str(LOCOMO), methods=["fta"], out=str(tmp_path / "run"))
     before = _tag(cfg, SETTINGS, "bws")

@@ -56,7 +56,7 @@ def test_correlation_of_a_perfect_and_of_an_unrelated_relation():
 
 def test_density_annotation_resumes_and_aggregates_per_dialogue(tmp_path):
     from ftamem_core.evaluation.density import annotate, per_dialogue
-    from ftamem_core.llm import ScriptedLLM
+    from ftamem_core.llm.scripted import ScriptedLLM
 
     from conftest import make_doc
 

@@ -3,9 +3,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core.extraction import (Fragment, coverage_reply_model, fuse, integrate, parse_candidates, parse_coverage,
-                                    about_turn, reply_model, third_person, to_unit, uncovered)
-from ftamem_core.llm import json_schema
+from ftamem_core.construction.extraction import (Fragment, coverage_reply_model, fuse, integrate, parse_candidates,
+                                                 parse_coverage, about_turn, reply_model, third_person, to_unit,
+                                                 uncovered)
+from ftamem_core.llm.base import json_schema
 from ftamem_core.models import Turn
 
 from conftest import make_unit
@@ -174,8 +175,9 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
 
 
 def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
-    from ftamem_core.extraction import (Fragment, correct_speaker, ground_anchors, merge_duplicates,
-                                        verbatim_units)
+    from ftamem_core.construction.extraction import Fragment, merge_duplicates, verbatim_units
+    from ftamem_core.construction.repairs.speaker import correct_speaker
+    from ftamem_core.construction.repairs.spans import ground_anchors
     from ftamem_core.models import Turn
     from scripted import HashEmbedder, unit as unit_json
 
@@ -183,7 +185,7 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
              Turn(idx=11, role="user", speaker="Melanie", text="That's a big step! Good luck."),
              Turn(idx=12, role="user", speaker="Caroline", text="Thanks! I also ran a charity race for mental health on Sunday.")]
     frag = Fragment("c1", 1, turns, "2023-05-08")
-    from ftamem_core.extraction import UnitOut
+    from ftamem_core.construction.extraction import UnitOut
     wrong = to_unit(UnitOut.model_validate(unit_json("Melanie is researching adoption agencies.", 10, 11)), frag)
     wrong = wrong.model_copy(update={"fact": wrong.fact.model_copy(update={"participants": ["Melanie"]})})
     fixed = correct_speaker(wrong, turns, ["Caroline", "Melanie"])
@@ -234,7 +236,7 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
 
 
 def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_unit():
-    from ftamem_core.extraction import Fragment, verbatim_units
+    from ftamem_core.construction.extraction import Fragment, verbatim_units
     from ftamem_core.models import Turn
 
     turns = [Turn(idx=10, role="user", speaker="Caroline", text="I'm keen on counseling or working in mental health."),
@@ -252,7 +254,7 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
 
 
 def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
-    from ftamem_core.extraction import Fragment, verbatim_units
+    from ftamem_core.construction.extraction import Fragment, verbatim_units
 
     turns = [Turn(idx=26, role="user", speaker="Gina", text="Wow, they look great! Can't wait to see them rock the festival."),
              Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
@@ -269,7 +271,8 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
 
 
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
-    from ftamem_core.extraction import Fragment, UnitOut, correct_speaker
+    from ftamem_core.construction.extraction import Fragment, UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -287,7 +290,7 @@ def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
 
 
 def test_min_units_grows_with_the_persons_substantive_turns():
-    from ftamem_core.extraction import min_units
+    from ftamem_core.construction.extraction import min_units
     from ftamem_core.models import Turn
     long = "I went to the clinic about my sleep and they changed my medication dose"
     turns = [Turn(idx=i, role="user" if i % 2 == 0 else "assistant", speaker="A", text=long) for i in range(12)]
@@ -298,7 +301,8 @@ def test_min_units_grows_with_the_persons_substantive_turns():
 
 
 def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
-    from ftamem_core.extraction import Fragment, UnitOut, trim_span
+    from ftamem_core.construction.extraction import Fragment, UnitOut
+    from ftamem_core.construction.repairs.spans import trim_span
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -316,7 +320,8 @@ def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
 
 
 def test_the_speaker_check_judges_a_later_sentence_alone():
-    from ftamem_core.extraction import UnitOut, correct_speaker
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -351,7 +356,8 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
 
 
 def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_a_cycle():
-    from ftamem_core.extraction import UnitOut, correct_speaker, settled_speaker
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.speaker import correct_speaker, settled_speaker
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
@@ -384,7 +390,8 @@ def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_
 
 
 def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its_own_turns():
-    from ftamem_core.extraction import UnitOut, split_fact
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.spans import split_fact
 
     turns = [Turn(idx=10, role="user", speaker="Audrey", text="We adopted a puppy named Pixie last week, she is adorable!"),
              Turn(idx=11, role="user", speaker="Andrew", text="That's great! How is Pepper with her?"),
@@ -410,7 +417,7 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
 
 
 def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
-    from ftamem_core.extraction import UnitOut, verbatim_units
+    from ftamem_core.construction.extraction import UnitOut, verbatim_units
 
     turns = [Turn(idx=14, role="user", speaker="Ines", text="Look at this! [shares a photo of a dvd on a shelf]"),
              Turn(idx=15, role="user", speaker="Ines",

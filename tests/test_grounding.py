@@ -1,4 +1,4 @@
-from ftamem_core.grounding import content_words, normalised, repeats, shares_content
+from ftamem_core.construction.repairs.grounding import content_words, normalised, repeats, shares_content
 
 
 def test_content_words_drop_short_words_stopwords_possessives_and_names():
@@ -18,7 +18,7 @@ def test_repeats_is_equality_or_containment_after_normalising():
     assert not repeats("Maya sleeps four hours.", seen)
 
 
-from ftamem_core.grounding import anchored, misattributed, swap_names  # noqa: E402
+from ftamem_core.construction.repairs.grounding import anchored, misattributed, swap_names  # noqa: E402
 from ftamem_core.models import Turn  # noqa: E402
 
 PEERS = ["Caroline", "Melanie"]
@@ -81,7 +81,7 @@ def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers
 
 
 def test_a_name_addresses_the_listener_after_a_stop_or_an_interjection_before_a_stop():
-    from ftamem_core.grounding import addressed, unaddressed
+    from ftamem_core.construction.repairs.grounding import addressed, unaddressed
     for said in ("Thanks, Caroline! Great.", "Caroline, look at this.", "Hey Caroline!", "Yes, Caroline."):
         assert addressed(said, "Caroline"), said
         assert "Caroline" not in unaddressed(said, "Caroline"), said
@@ -104,7 +104,7 @@ def test_anchors_need_a_shared_stem_with_the_evidence():
 
 def test_a_note_keeps_only_the_clauses_its_speakers_own_turns_support():
     """The 1.5B's notes on LoCoMo conv-26: invented details and each fact given to both speakers."""
-    from ftamem_core.grounding import grounded_clauses
+    from ftamem_core.construction.repairs.grounding import grounded_clauses
     from ftamem_core.models import Turn
     turns = [Turn(idx=0, role="user", speaker="Melanie", text="I ran a charity race for mental health last Saturday at the park."),
              Turn(idx=1, role="user", speaker="Caroline", text="That's great! Was it rewarding?"),
@@ -126,7 +126,7 @@ def test_a_note_keeps_only_the_clauses_its_speakers_own_turns_support():
 
 
 def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
-    from ftamem_core.grounding import small_talk
+    from ftamem_core.construction.repairs.grounding import small_talk
     for said in ("Hey Mel!", "Good to see you!", "Wow, John!", "That's amazing news.", "Thanks so much!",
                  "Long time no see!", "I'm so proud of you!", "Totally agree."):
         assert small_talk(said), said
@@ -136,7 +136,7 @@ def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
 
 
 def test_joint_subject_needs_each_speakers_own_first_person_telling():
-    from ftamem_core.grounding import joint_subject, sole_subject
+    from ftamem_core.construction.repairs.grounding import joint_subject, sole_subject
     turns = [turn(3, "John", "We had a family dinner, we made pizza and laughed a lot."),
              turn(4, "Maria", "Looks delicious! Pizza is the best.")]
     assert joint_subject("John and Maria made pizza at a family dinner.", turns, ["John", "Maria"]) == ("John", "Maria")
@@ -146,7 +146,7 @@ def test_joint_subject_needs_each_speakers_own_first_person_telling():
 
 
 def test_a_sentence_about_the_listener_is_second_person_without_i():
-    from ftamem_core.grounding import to_listener
+    from ftamem_core.construction.repairs.grounding import to_listener
     assert to_listener("You're doing an awesome job looking after yourself and your family!")
     assert not to_listener("I told you about my new job at the bank.")
     assert not to_listener("The bank hired three people.")
@@ -157,21 +157,21 @@ def test_a_sentence_about_the_listener_is_second_person_without_i():
 
 
 def test_a_statement_refers_back_with_a_pronoun_or_demonstrative():
-    from ftamem_core.grounding import refers_back
+    from ftamem_core.construction.repairs.grounding import refers_back
 
     assert refers_back("Glad to be part of it.") and refers_back("They're so graceful!")
     assert not refers_back("John finally got the promotion at the bank.")
 
 
 def test_what_a_turn_tells_leaves_out_what_it_says_to_the_listener():
-    from ftamem_core.grounding import told
+    from ftamem_core.construction.repairs.grounding import told
     text = ("Yeah, Oskar. Small changes to the timetable help lots of riders. I'm really impressed with your "
             "patience! Your advice means a lot to me. Did you sleep?")
     assert told(text) == "Small changes to the timetable help lots of riders."
 
 
 def test_told_share_is_low_for_a_fact_made_of_what_peers_say_to_each_other():
-    from ftamem_core.grounding import told_share
+    from ftamem_core.construction.repairs.grounding import told_share
     peers = ["Ilse", "Oskar"]
     turns = [turn(0, "Ilse", "Small changes to the timetable help lots of riders. I'm really impressed with "
                              "your patience and persistence!"),
@@ -186,7 +186,7 @@ def test_told_share_is_low_for_a_fact_made_of_what_peers_say_to_each_other():
 def test_item3_addressing_is_linear_on_long_whitespace():
     import time
 
-    from ftamem_core.grounding import addressed, unaddressed
+    from ftamem_core.construction.repairs.grounding import addressed, unaddressed
 
     for text in ("\n" * 100_000, " " * 100_000, "," + " " * 100_000):
         start = time.perf_counter()

@@ -2,6 +2,7 @@
 after the modules it imports. Every import counts, at module level or inside a function."""
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ftamem_core"
@@ -75,10 +76,56 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_imports_at_module_level_and_in_functions():
     graph = import_graph()
-    assert "ftamem_core.store" in graph["ftamem_core.construction"]  # module level
-    assert "ftamem_core.grounding" in graph["ftamem_core.construction"]  # from .grounding import ...
+    assert "ftamem_core.storage.store" in graph["ftamem_core.construction.builder"]  # module level
+    assert "ftamem_core.construction.repairs.checks" in graph["ftamem_core.construction.builder"]  # from .repairs.checks import ...
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_ftamem_core_has_no_import_circles():
     assert cycles(import_graph()) == []
+
+
+# No SQL outside ftamem_core/storage/: the modules above it, the app and its pages call named
+# store functions (one module per aggregate in storage/), never a query, a connection or a table.
+ROOT = PACKAGE.parent
+STORAGE = PACKAGE / "storage"
+_SQL_CALLS = {"execute", "executemany", "executescript", "query", "_rows", "_case_rows", "_rows_by_id"}
+_SQL_TEXT = re.compile(r"\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|PRAGMA|CREATE|DROP|ALTER|VACUUM|BEGIN|COMMIT)\s")
+
+
+def sql_uses(source: str) -> list[str]:
+    """Each use of SQL in a module's source, as "line: what"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SQL_CALLS:
+            found.append(f"{node.lineno}: .{node.func.attr}(...)")
+        elif isinstance(node, ast.Attribute) and node.attr == "conn":  # the store's sqlite3 connection
+            found.append(f"{node.lineno}: .conn")
+        elif (isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "db"):  # its sqlite-utils database (a bare `args.db` is a path)
+            found.append(f"{node.lineno}: .db")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"{node.lineno}: import {n}" for n in names if n.split(".")[0] == "sqlite_utils"]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL_TEXT.match(node.value):
+            found.append(f"{node.lineno}: {node.value.strip()[:40]!r}")
+    return found
+
+
+def _outside_storage() -> list[Path]:
+    modules = [p for p in PACKAGE.rglob("*.py") if STORAGE not in p.parents]
+    return modules + [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]
+
+
+def test_the_sql_check_finds_a_query_a_connection_and_sql_text():
+    assert len(sql_uses('store.conn.execute("DELETE FROM units WHERE id = ?", (1,))')) == 3
+    assert sql_uses("rows = store._rows('x')") == ["1: ._rows(...)"]
+    assert sql_uses("n = store.db['units'].count") == ["1: .db"]
+    assert sql_uses("import sqlite_utils") == ["1: import sqlite_utils"]
+    assert len(sql_uses("store.db.query('x')")) == 2  # a call and the database
+    assert sql_uses("store.units(case_id); Store(args.db); settings.db_path; 'Selected units'") == []
+
+
+def test_no_sql_outside_storage():
+    uses = {str(p.relative_to(ROOT)): sql_uses(p.read_text(encoding="utf-8")) for p in _outside_storage()}
+    assert {path: found for path, found in uses.items() if found} == {}

@@ -1,8 +1,8 @@
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core.linking import LinkingReply, apply_updates, candidates, reply_model
-from ftamem_core.llm import json_schema
+from ftamem_core.construction.linking import LinkingReply, apply_updates, candidates, reply_model
+from ftamem_core.llm.base import json_schema
 
 from conftest import make_doc, make_unit
 from scripted import HashEmbedder
@@ -93,7 +93,7 @@ def test_partial_units_are_no_link_candidates(store):
 
 
 def test_a_persons_correction_wins_over_the_model_and_the_models_change_is_in_the_history(store):
-    from ftamem_core.editing import edit_unit, history
+    from ftamem_core.governance.editing import edit_unit, history
 
     a, b, c = stored(store, ["Maya plans to buy curtains", "Maya plans to call Lena", "Maya bought the curtains"])
     edit_unit(store, None, "c1", a.id, {"lifecycle_status": "pending"}, a.version, "Dr. Lee", "she has not bought them")

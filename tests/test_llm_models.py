@@ -8,8 +8,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from ftamem_core.config import LLMConfig
-from ftamem_core.llm import EmbeddedLLM, OpenAICompatLLM
-from ftamem_core.modelfiles import ensure_model
+from ftamem_core.llm.embedded import EmbeddedLLM
+from ftamem_core.llm.openai_compat import OpenAICompatLLM
+from ftamem_core.llm.modelfiles import ensure_model
 
 from conftest import MODEL_DIR, free_port, serve
 
@@ -86,7 +87,7 @@ def test_openai_client_against_llama_cpp_server(llama_server):
 
 
 def test_truncation_through_the_server_is_retried_then_reported(llama_server):
-    from ftamem_core.llm import LLMError
+    from ftamem_core.llm.base import LLMError
 
     llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b", max_retries=1))
     with pytest.raises(LLMError, match="^check: no valid output after 2 attempt"):
@@ -96,9 +97,9 @@ def test_truncation_through_the_server_is_retried_then_reported(llama_server):
 def test_prompt_prefix_state_is_kept_on_disk_and_spares_a_new_process_the_instructions(model_path, tmp_path):
     import llama_cpp
 
-    from ftamem_core import llm as llm_module, prefix_states
-    from ftamem_core.prompts import load_prompt
-    from ftamem_core.retrieval import RewriteReply
+    from ftamem_core.llm import embedded as llm_module, prefix_states
+    from ftamem_core.llm.prompts import load_prompt
+    from ftamem_core.retrieval.ranking import RewriteReply
 
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, state_dir=tmp_path)
     assert llm.warm(["rewrite"])["rewrite"].startswith("evaluated")
@@ -130,9 +131,9 @@ def test_prompt_prefix_state_is_kept_on_disk_and_spares_a_new_process_the_instru
 
 
 def test_a_warmed_stage_reads_the_prompt_cache_but_saves_nothing_to_it(model_path, tmp_path):
-    from ftamem_core import llm as llm_module
-    from ftamem_core.prompts import load_prompt
-    from ftamem_core.retrieval import RewriteReply
+    from ftamem_core.llm import embedded as llm_module
+    from ftamem_core.llm.prompts import load_prompt
+    from ftamem_core.retrieval.ranking import RewriteReply
 
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), model_path, state_dir=tmp_path)
     llm_module.forget_prompts()
@@ -153,7 +154,7 @@ def test_warm_keeps_the_ask_prompts_instructions_on_disk_for_the_first_question(
     # disk (session 12: 37 s for that first ask without them, 24 s with them)
     import json
 
-    from ftamem_core import llm as llm_module, prefix_states
+    from ftamem_core.llm import embedded as llm_module, prefix_states
     from ftamem_core.cli import main
 
     link = tmp_path / model_path.name  # the states are kept beside the model file

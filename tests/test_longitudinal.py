@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core.longitudinal import apply, reply_model
+from ftamem_core.construction.longitudinal import apply, reply_model
 from ftamem_core.models import SemanticEntry, SupportEntry
 
 from conftest import make_unit
@@ -94,7 +94,7 @@ def test_with_the_turns_an_entry_keeps_what_they_support_and_goes_when_nothing_i
 
 
 def test_the_prompt_gives_the_session_date_once_and_a_carried_unit_its_own():
-    from ftamem_core.longitudinal import render
+    from ftamem_core.construction.longitudinal import render
     from ftamem_core.models import TimeAnchor
 
     said = make_unit("c", "Noor repainted the shed.", 0, 1, session_id=2)

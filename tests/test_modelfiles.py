@@ -2,8 +2,8 @@ import hashlib
 
 import pytest
 
-from ftamem_core import modelfiles
-from ftamem_core.modelfiles import MODELS, ModelFileError, ensure_model, resolve_model
+from ftamem_core.llm import modelfiles
+from ftamem_core.llm.modelfiles import MODELS, ModelFileError, ensure_model, resolve_model
 
 from conftest import MODEL_DIR
 

@@ -8,10 +8,10 @@ import urllib.request
 import pytest
 
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
-from ftamem_core.embeddings import Embedder
+from ftamem_core.construction.builder import Builder
+from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.ingest import ingest_file
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ROOT, SAMPLE
 from scripted import Pipeline

@@ -8,12 +8,12 @@ import streamlit as st
 import streamlit.testing.v1.app_test as app_test_module
 from streamlit.testing.v1 import AppTest
 
-from ftamem_core import consent
+from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
-from ftamem_core.editing import history
+from ftamem_core.construction.builder import Builder
+from ftamem_core.governance.editing import history
 from ftamem_core.ingest import ingest_file
-from ftamem_core.store import Store
+from ftamem_core.storage.store import Store
 
 from conftest import ROOT, SAMPLE
 from scripted import HashEmbedder, Pipeline
@@ -111,7 +111,7 @@ def test_build_page_builds_with_the_chosen_backend(app):
 
 def test_build_page_shows_each_kind_of_build_event(app):
     import ui
-    from ftamem_core import build_events as ev
+    from ftamem_core.construction import build_events as ev
     from ftamem_core.models import Link
 
     store = Store(app)
@@ -380,7 +380,7 @@ def test_privacy_page_deletes_a_session_memory_after_the_dialog(app):
 
 
 def test_ask_page_drops_an_answer_whose_memory_was_deleted(app):
-    from ftamem_core.editing import delete_unit
+    from ftamem_core.governance.editing import delete_unit
 
     store = built(app)
     at = open_page("pages/ask.py")
@@ -460,7 +460,7 @@ def test_cited_unit_opens_in_memory_and_the_url_names_case_and_unit(app):
 
 def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_which(app, capsys):
     from ftamem_core.cli import main
-    from ftamem_core.editing import delete_unit, edit_unit, human_corrections
+    from ftamem_core.governance.editing import delete_unit, edit_unit, human_corrections
     from ftamem_core.errors import CorrectionsAtRisk
 
     store = built(app)
@@ -504,7 +504,7 @@ def ui_job(db):
 def test_loading_with_replace_asks_first_and_cancel_keeps_the_case(app):
     store = built(app)
     unit = store.units("sample-daniel")[0]
-    from ftamem_core.editing import edit_unit
+    from ftamem_core.governance.editing import edit_unit
 
     edit_unit(store, None, "sample-daniel", unit.id, {"fact.text": "Corrected by hand."}, unit.version, "Dr. Lee", "x")
     at = open_page("pages/cases.py")
@@ -522,14 +522,14 @@ def test_loading_with_replace_asks_first_and_cancel_keeps_the_case(app):
     next(b for b in at.button if b.label == "Replace them").click().run()
     assert not at.exception, at.exception
     assert store.units("sample-daniel") == []  # replaced: loaded again from the file, not built yet
-    from ftamem_core import auth, consent
+    from ftamem_core.governance import auth, consent
 
     assert "replace" in [r["action"] for r in auth.access_log(store, "sample-daniel")]  # issue 40 item 8
     assert consent.granted(store, "sample-daniel")  # its consent log stays
 
 
 def test_first_start_says_what_to_do_next_with_the_time_it_takes(app, monkeypatch):
-    from ftamem_core import estimate
+    from ftamem_core.construction import estimate
 
     monkeypatch.setitem(estimate.MEASURED, "script.json", (24.4, "a test figure"))  # the scripted model's name
     at = open_page("pages/cases.py")
@@ -545,7 +545,7 @@ def test_an_ask_while_a_build_holds_the_model_says_so(app):
     import threading
 
     import ui
-    from ftamem_core.jobs import BuildJob
+    from ftamem_core.construction.jobs import BuildJob
 
     built(app)
     at = open_page("pages/ask.py")
@@ -622,7 +622,7 @@ def test_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_opens_nothing(a
         assert not any("no-such-case" in w.value.replace("\\", "") for w in at.warning)
 
     gone = store.units("sample-daniel")[0]
-    from ftamem_core.editing import delete_unit
+    from ftamem_core.governance.editing import delete_unit
     delete_unit(store, "sample-daniel", gone.id, "Dr. Lee", "not said")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["case"] = "sample-daniel"

@@ -13,15 +13,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ftamem_core import consent, privacy
+from ftamem_core.governance import consent, privacy
+from ftamem_core.storage.case_rows import ROW_KEY
 from ftamem_core.cli import main
 from ftamem_core.config import PRESETS
-from ftamem_core.construction import Builder
-from ftamem_core.editing import delete_unit, edit_unit, history
-from ftamem_core.migrations import MIGRATIONS, apply_migrations
+from ftamem_core.construction.builder import Builder
+from ftamem_core.governance.editing import delete_unit, edit_unit, history
+from ftamem_core.storage.migrations import MIGRATIONS, apply_migrations
 from ftamem_core.models import Link, SemanticEntry, utcnow
-from ftamem_core.retrieval import Cues, score_candidates
-from ftamem_core.store import Store, StoreError
+from ftamem_core.retrieval.ranking import Cues, score_candidates
+from ftamem_core.storage.store import Store, StoreError
 
 from conftest import ROOT, consented, make_doc, make_unit, random_vectors
 from scripted import HashEmbedder, Pipeline
@@ -93,7 +94,7 @@ def test_an_old_store_is_migrated_to_ids_that_are_never_reused(tmp_path):
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA foreign_keys = ON")
     old = [m for m in MIGRATIONS if m[0] < "0004"]
-    import ftamem_core.migrations as migrations
+    import ftamem_core.storage.migrations as migrations
 
     saved = list(migrations.MIGRATIONS)
     migrations.MIGRATIONS[:] = old
@@ -118,7 +119,7 @@ def test_an_old_store_is_migrated_to_ids_that_are_never_reused(tmp_path):
 
 def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
     from ftamem_core.config import Ablations
-    from ftamem_core.packet import expand
+    from ftamem_core.retrieval.packet import expand
 
     store.ingest([make_doc("c1")])
     vectors = random_vectors(3)
@@ -135,9 +136,9 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
 
 def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
     from ftamem_core.config import Ablations, load_settings
-    from ftamem_core.inference import ask
-    from ftamem_core.llm import ScriptedLLM
-    from ftamem_core.packet import expand
+    from ftamem_core.retrieval.inference import ask
+    from ftamem_core.llm.scripted import ScriptedLLM
+    from ftamem_core.retrieval.packet import expand
 
     store.ingest([make_doc("c1")])
     consented(store, "c1")
@@ -275,7 +276,7 @@ def test_erase_asks_for_confirmation(tmp_path, capsys, monkeypatch):
 
 
 def test_erase_hooks_drop_what_a_running_app_holds(store):
-    from ftamem_core.jobs import BuildJob, JobRegistry
+    from ftamem_core.construction.jobs import BuildJob, JobRegistry
 
     built(store)
     registry = JobRegistry()
@@ -348,7 +349,7 @@ def _crafted(tmp_path, change):
 
 def _other_case_still_works(store):
     """Rebuild (scripted), add a unit, withdraw consent and log an access in case c1; then erase it."""
-    from ftamem_core.auth import access_log, log_access
+    from ftamem_core.governance.auth import access_log, log_access
 
     pipeline = Pipeline(seg_size=2)
     pipeline.extraction = lambda m: {"memory_units": [_echo(m)]}
@@ -386,7 +387,7 @@ def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, 
     doc = _crafted(tmp_path, huge)
     store = built(Store(tmp_path / "m.db"), "c1")  # a store that already holds another case
     assert privacy.import_case(store, doc) == "x"
-    assert max(r["id"] for r in store._rows(f"SELECT {privacy._ROW_KEY.get(table, 'id')} AS id FROM {table}")) < 1000
+    assert max(r["id"] for r in store._rows(f"SELECT {ROW_KEY.get(table, 'id')} AS id FROM {table}")) < 1000
     assert len(store.units("x")) == len(doc["tables"]["units"])
     privacy.erase_case(store, "x", "Dr. Lee")
     _other_case_still_works(store)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SHARED_DATA
-from ftamem_core.prompts import PROMPT_DIR
+from ftamem_core.llm.prompts import PROMPT_DIR
 
 PROMPTS = sorted(p for p in PROMPT_DIR.iterdir() if p.name.endswith(".md"))
 CALENDAR = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

@@ -2,10 +2,10 @@
 
 import json
 
-from ftamem_core import consent
-from ftamem_core.construction import Builder
-from ftamem_core.replay import Recording, Replaying
-from ftamem_core.store import Store
+from ftamem_core.governance import consent
+from ftamem_core.construction.builder import Builder
+from ftamem_core.llm.replay import Recording, Replaying
+from ftamem_core.storage.store import Store
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 from test_construction import SETTINGS, doc

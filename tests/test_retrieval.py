@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from ftamem_core.config import PRESETS, Ablations, load_settings
-from ftamem_core.inference import ask
-from ftamem_core.llm import ScriptedLLM
+from ftamem_core.retrieval.inference import ask
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Link, Turn
-from ftamem_core.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
-from ftamem_core.retrieval import Cues, heuristic_cues, score_candidates
+from ftamem_core.retrieval.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
+from ftamem_core.retrieval.ranking import Cues, heuristic_cues, score_candidates
 
 from conftest import consented, make_doc, make_unit
 from scripted import HashEmbedder
@@ -195,7 +195,7 @@ def test_citations_are_limited_to_packet_units(memory):
     store, ids = memory
     bad = ScriptedLLM([{"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [],
                         "affect_terms": []}] + [{"answer": "x", "cited_unit_ids": ["m999"]}] * 3)
-    from ftamem_core.llm import LLMError
+    from ftamem_core.llm.base import LLMError
     with pytest.raises(LLMError, match="^answer:"):
         ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, tau=0.0))
 
@@ -207,7 +207,7 @@ def test_answer_max_citations_bounds_the_cited_list(memory):
     shown = ask(store, "c1", "q?", answer_llm(rewrite), EMB, settings).shown_unit_ids
     assert len(shown) >= 3
     three = {"answer": "x", "cited_unit_ids": [f"m{i}" for i in shown[:3]]}
-    from ftamem_core.llm import LLMError
+    from ftamem_core.llm.base import LLMError
     with pytest.raises(LLMError, match="^answer:"):
         ask(store, "c1", "q?", ScriptedLLM([rewrite] + [three] * 3), EMB, settings)
     trace = ask(store, "c1", "q?", ScriptedLLM([rewrite, three]), EMB, settings.model_copy(update={"answer_max_citations": 3}))
@@ -289,7 +289,7 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
         assert all(approx_tokens(lines[i]) + 1 > left for i in ranked if i not in cut.unit_ids)
     assert len(render(packet, FULL, 40).unit_ids) < len(render(packet, FULL, 160).unit_ids)
     # a turn whose words the unit line already has is not repeated
-    from ftamem_core.packet import MemoryPacket
+    from ftamem_core.retrieval.packet import MemoryPacket
     u = store.get_unit("c1", ids["shifts"])
     echo = Turn(idx=0, speaker="A", text="Maya was moved to night shifts by her manager")
     more = Turn(idx=1, speaker="B", text="Since February, twelve-hour rotations")
@@ -312,7 +312,7 @@ def test_packet_budget_passes_over_a_unit_that_does_not_fit_for_shorter_ones_bel
 
 def test_a_packet_within_a_budget_holds_its_headings_in_it(memory):
     from ftamem_core.models import SemanticEntry
-    from ftamem_core.packet import Neighbour
+    from ftamem_core.retrieval.packet import Neighbour
 
     store, ids = memory
     units = store.units("c1")
@@ -407,7 +407,7 @@ def test_source_similarity_mixes_the_best_evidence_turn_into_s_and_zero_is_the_p
 
 
 def test_turn_similarity_sits_at_each_turns_index_and_an_erased_turns_gap_is_zero():
-    from ftamem_core.retrieval import turn_similarity
+    from ftamem_core.retrieval.ranking import turn_similarity
 
     kept = [Turn(idx=0, text="a"), Turn(idx=2, text="b")]
     vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -426,7 +426,7 @@ def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(me
 
 
 def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_just_before_it():
-    from ftamem_core.retrieval import reply_texts
+    from ftamem_core.retrieval.ranking import reply_texts
 
     turns = [Turn(idx=0, session_id=1, speaker="Mel", text="Camping next month. Any fun plans for the summer? Tell me."),
              Turn(idx=1, session_id=1, speaker="Cat", text="Researching adoption agencies."),
@@ -443,7 +443,7 @@ def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_jus
 
 def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store):
     from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
-    from ftamem_core.retrieval import reply_vectors, turn_similarity
+    from ftamem_core.retrieval.ranking import reply_vectors, turn_similarity
 
     said = [("Mel", "My kids are excited. Any fun plans for the summer?"), ("Cat", "Researching adoption agencies."),
             ("Mel", "Wow, that is kind."), ("Cat", "Thanks, it is a dream.")]

@@ -3,7 +3,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ftamem_core.models import Turn
-from ftamem_core.segmentation import SegmentationReply, bws, repair_spans, segment_session
+from ftamem_core.construction.segmentation import SegmentationReply, bws, repair_spans, segment_session
 
 
 def session(n: int, offset: int = 0) -> list[Turn]:
@@ -125,7 +125,7 @@ def test_bws_partitions_and_terminates_whatever_the_detector_says(n, offset, win
 
 
 def test_merge_short_joins_short_fragments_to_their_neighbours():
-    from ftamem_core.segmentation import merge_short
+    from ftamem_core.construction.segmentation import merge_short
     spans = [(0, 1, "session_start"), (2, 7, "topic_change"), (8, 9, "emotion_shift"), (10, 10, "unknown")]
     assert merge_short(spans, 1) == spans
     assert merge_short(spans, 3) == [(0, 7, "session_start"), (8, 10, "emotion_shift")]
@@ -138,7 +138,7 @@ def test_merge_short_joins_short_fragments_to_their_neighbours():
 
 
 def test_cut_texts_fits_the_limit_cutting_the_longest_first():
-    from ftamem_core.segmentation import cut_texts
+    from ftamem_core.construction.segmentation import cut_texts
 
     texts = ["short", "x" * 10_000, "y" * 300]
     cut = cut_texts(texts, 2_000)

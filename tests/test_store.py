@@ -2,9 +2,9 @@ import sqlite3
 
 import pytest
 
-from ftamem_core.migrations import MIGRATIONS
+from ftamem_core.storage.migrations import MIGRATIONS
 from ftamem_core.models import CallRecord, Link, Segment, SemanticEntry, SupportEntry
-from ftamem_core.store import CaseExists, NotFound, Store, StoreError, VersionConflict
+from ftamem_core.storage.store import CaseExists, NotFound, Store, StoreError, VersionConflict
 
 from conftest import make_doc, make_unit, random_vectors
 
@@ -144,7 +144,7 @@ def test_delete_unit_link_and_case_cascade(disk_store):
 def test_two_stores_opening_a_new_database_at_once_apply_each_migration_once(tmp_path):
     import threading
 
-    from ftamem_core.migrations import MIGRATIONS
+    from ftamem_core.storage.migrations import MIGRATIONS
 
     path = tmp_path / "new.db"
     barrier, stores, errors = threading.Barrier(4), [], []

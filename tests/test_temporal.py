@@ -2,7 +2,7 @@ from datetime import date
 
 import pytest
 
-from ftamem_core.temporal import is_resolved, resolve
+from ftamem_core.construction.temporal import is_resolved, resolve
 
 FRIDAY_12 = date(2025, 9, 12)
 
@@ -57,7 +57,7 @@ def test_seasons_and_written_dates(expression, anchor, expected):
 
 
 def test_time_range():
-    from ftamem_core.temporal import time_range
+    from ftamem_core.construction.temporal import time_range
     assert time_range("2025-09") == (date(2025, 9, 1).toordinal(), date(2025, 9, 30).toordinal())
     assert time_range("2024") == (date(2024, 1, 1).toordinal(), date(2024, 12, 31).toordinal())
     assert time_range("2025-09-01/2025-09-07")[1] - time_range("2025-09-01/2025-09-07")[0] == 6
@@ -72,5 +72,5 @@ def test_time_range():
     ("2025-13", "2025-13"), ("2025-02-30", "2025-02-30"), ("unknown", "unknown"), (None, ""),
 ])
 def test_spoken_dates(value, expected):
-    from ftamem_core.temporal import spoken
+    from ftamem_core.construction.temporal import spoken
     assert spoken(value) == expected

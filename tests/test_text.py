@@ -1,10 +1,10 @@
 """Language-specific rules live in ftamem_core/text; the repairs that read English words are off
 for a case in another language, and the build and the audit's checks say so."""
 
-from ftamem_core import audit, consent
-from ftamem_core.build_events import LanguageNote
+from ftamem_core.governance import audit, consent
+from ftamem_core.construction.build_events import LanguageNote
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
+from ftamem_core.construction.builder import Builder
 from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
 from ftamem_core.text.english import REPAIRS_OFF, is_english
 

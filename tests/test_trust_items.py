@@ -5,8 +5,8 @@ import stat
 
 import pytest
 
-from ftamem_core import editing
-from ftamem_core.store import Store
+from ftamem_core.governance import editing
+from ftamem_core.storage.store import Store
 
 from conftest import make_doc, make_unit, random_vectors
 from test_pages import app  # noqa: F401 (a fixture)
@@ -109,10 +109,10 @@ def _patterns():
 
 def _text_functions():
     """The functions that build regexes around turn text (a speaker's name) or apply them to it."""
-    from ftamem_core import grounding as g
-    from ftamem_core import temporal
+    from ftamem_core.construction.repairs import grounding as g
+    from ftamem_core.construction import temporal
     from ftamem_core.evaluation import content, unit_counts
-    from ftamem_core.extraction import statements, third_person
+    from ftamem_core.construction.extraction import statements, third_person
     from ftamem_core.loaders.locomo import photo_text, without_caption
     from ftamem_core.models import Turn
     from ftamem_core.text import english
@@ -172,9 +172,9 @@ def test_item3_every_regex_on_turn_text_is_linear():
 def test_item3_a_build_of_hostile_turns_takes_seconds():
     import time
 
-    from ftamem_core import consent
+    from ftamem_core.governance import consent
     from ftamem_core.config import load_settings
-    from ftamem_core.construction import Builder
+    from ftamem_core.construction.builder import Builder
     from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
 
     from scripted import HashEmbedder, Pipeline
@@ -204,9 +204,9 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
 def test_item8_replace_keeps_consent_access_log_and_retention(tmp_path):
     import json
 
-    from ftamem_core import auth, consent
+    from ftamem_core.governance import auth, consent
     from ftamem_core.cli import main
-    from ftamem_core.privacy import set_retention
+    from ftamem_core.governance.privacy import set_retention
 
     db = tmp_path / "m.db"
     store = Store(db)
@@ -283,7 +283,7 @@ def _calls(db) -> int:
 @pytest.fixture
 def hash_embedder(monkeypatch):
     """Commands embed with the bag-of-words test embedder (loading MiniLM takes a minute here)."""
-    from ftamem_core import embeddings
+    from ftamem_core.llm import embeddings
 
     from scripted import HashEmbedder
 
@@ -293,7 +293,7 @@ def hash_embedder(monkeypatch):
 def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embedder):
     import json
 
-    from ftamem_core import consent
+    from ftamem_core.governance import consent
     from ftamem_core.cli import main
 
     db = tmp_path / "m.db"
@@ -319,7 +319,8 @@ def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embe
 
 
 def test_item4_a_build_stopped_by_a_withdrawal_exits_non_zero(tmp_path, capsys, monkeypatch, hash_embedder):
-    from ftamem_core import consent, llm
+    from ftamem_core.governance import consent
+    from ftamem_core.llm import factory as llm
     from ftamem_core.cli import main
 
     from scripted import Pipeline
@@ -362,7 +363,7 @@ def test_item4_ask_page_needs_consent(app):
 def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypatch, hash_embedder):
     import json
 
-    from ftamem_core import consent
+    from ftamem_core.governance import consent
     from ftamem_core.cli import main
     from ftamem_core.ingest import ingest_file
 
@@ -459,7 +460,8 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
     from pydantic import BaseModel
 
     from ftamem_core.config import LLMConfig
-    from ftamem_core.llm import LLMUnavailable, OpenAICompatLLM
+    from ftamem_core.llm.base import LLMUnavailable
+    from ftamem_core.llm.openai_compat import OpenAICompatLLM
 
     class Reply(BaseModel):
         ok: bool
@@ -492,7 +494,7 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
 
 @pytest.mark.parametrize("change", ["delete", "edit"])
 def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_build(tmp_path, change):
-    from ftamem_core.construction import Builder
+    from ftamem_core.construction.builder import Builder
 
     from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
     from test_construction import SETTINGS, two_stores
@@ -549,8 +551,8 @@ def oidc(app, tmp_path, monkeypatch):
 
 
 def test_item5_the_oidc_identity_is_the_user_everywhere(oidc):
-    from ftamem_core import auth, consent
-    from ftamem_core.privacy import erasures
+    from ftamem_core.governance import auth, consent
+    from ftamem_core.governance.privacy import erasures
 
     from test_pages import built, open_page
 
@@ -577,7 +579,7 @@ def test_item5_the_oidc_identity_is_the_user_everywhere(oidc):
 
 
 def test_item9_attempts_are_limited_per_name_and_per_client():
-    from ftamem_core import auth
+    from ftamem_core.governance import auth
 
     now = [0.0]
     attempts = auth.Attempts(limit=5, minutes=5, clock=lambda: now[0])
@@ -593,7 +595,7 @@ def test_item9_attempts_are_limited_per_name_and_per_client():
 
 
 def test_item9_the_host_header_must_name_the_app():
-    from ftamem_core import auth
+    from ftamem_core.governance import auth
 
     assert auth.host_allowed("127.0.0.1:8501", "127.0.0.1", [])
     assert auth.host_allowed("localhost:8501", "127.0.0.1", [])
@@ -611,7 +613,7 @@ def test_item9_the_sign_in_form_locks_after_five_failures_and_checks_the_host(ap
     import streamlit as st
 
     import ui
-    from ftamem_core import auth
+    from ftamem_core.governance import auth
 
     from test_pages import open_page
 

@@ -4,13 +4,13 @@ substantive turns a feeling and an intention, and units without their own take t
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core import consent
+from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
-from ftamem_core.construction import Builder
-from ftamem_core.extraction import anchor_turns, reply_model, turn_anchors, with_turn_anchors
+from ftamem_core.construction.builder import Builder
+from ftamem_core.construction.extraction import anchor_turns, reply_model, turn_anchors, with_turn_anchors
 from ftamem_core.models import (AffectAnchor, Case, CaseDocument, Evidence, FactAnchor, FTAUnit, Session,
                                 SessionDocument, Turn)
-from ftamem_core.prompts import load_prompt
+from ftamem_core.llm.prompts import load_prompt
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
@@ -134,7 +134,7 @@ def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_
 def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, status):
     """Issue 39: a person deletes the carried partial while the model completes it; the candidate
     stored instead of the fused unit has the anchors its turns give it, as any other unit."""
-    from ftamem_core import editing
+    from ftamem_core.governance import editing
 
     from test_construction import SETTINGS, two_stores
 

@@ -3,7 +3,7 @@ question compete with the primary units for the packet, merged by score."""
 
 from ftamem_core.config import Ablations
 from ftamem_core.models import Turn
-from ftamem_core.packet import MemoryPacket, approx_tokens, render
+from ftamem_core.retrieval.packet import MemoryPacket, approx_tokens, render
 
 from conftest import make_unit
 from test_retrieval import memory, run  # noqa: F401 (memory is a fixture)
@@ -97,7 +97,7 @@ def test_a_kept_unit_left_out_says_why_budget_or_covered_by_a_turn_shown():
 
 
 def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget():
-    from ftamem_core.packet import Neighbour
+    from ftamem_core.retrieval.packet import Neighbour
     top, low, update = (make_unit("c1", t, i, i) for i, t in ((1, "Maya sleeps four hours"),
                                                               (9, "Maya likes to paint on weekends"),
                                                               (20, "Maya now sleeps six hours with blackout curtains")))

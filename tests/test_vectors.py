@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from ftamem_core.store import Store
-from ftamem_core.vectors import CaseIndex, IndexConfig
+from ftamem_core.storage.store import Store
+from ftamem_core.storage.vectors import CaseIndex, IndexConfig
 
 from conftest import make_doc, make_unit, random_vectors
 

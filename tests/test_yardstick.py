@@ -14,11 +14,11 @@ from ftamem_core.evaluation.sanity import NULL_BLOCK, fill
 from ftamem_core.evaluation.splits import SPLITS, split_of
 from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap
 from ftamem_core.evaluation.unit_counts import is_copy, pronoun_led, unit_counts
-from ftamem_core.inference import ask
-from ftamem_core.llm import ScriptedLLM
+from ftamem_core.retrieval.inference import ask
+from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Session, SessionDocument, Turn, CaseDocument, Case
-from ftamem_core.packet import approx_tokens
-from ftamem_core.pipeline import TurnIndex
+from ftamem_core.retrieval.packet import approx_tokens
+from ftamem_core.retrieval.pipeline import TurnIndex
 
 from conftest import LOCOMO, consented, make_doc, make_unit
 from scripted import HashEmbedder
@@ -85,7 +85,7 @@ def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
 def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_conversation(store):
     """The rule the headline figure must pass: a memory that says nothing cannot match raw turns
     (pointer recall gives it 0.9 here)."""
-    from ftamem_core.embeddings import Embedder
+    from ftamem_core.llm.embeddings import Embedder
     from ftamem_core.loaders import load_file
 
     doc = next(d for d in load_file(LOCOMO) if d.case.id == "conv-26")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..llm import LLM, call_context
+from ..llm.base import LLM, call_context
 from ..models import CaseDocument
-from ..prompts import load_prompt
+from ..llm.prompts import load_prompt
 from .stats import correlation
 
 FIELDS = ("factual_anchors", "entity_anchors", "temporal_anchors", "support_process_anchors", "implicitness",

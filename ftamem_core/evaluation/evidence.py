@@ -23,10 +23,10 @@ import numpy as np
 
 from ..config import PRESETS, Settings
 from ..models import Question
-from ..packet import Rendered, approx_tokens
-from ..pipeline import Count, TurnIndex, retrieve, turn_rag
-from ..retrieval import heuristic_cues
-from ..store import Store
+from ..retrieval.packet import Rendered, approx_tokens
+from ..retrieval.pipeline import Count, TurnIndex, retrieve, turn_rag
+from ..retrieval.ranking import heuristic_cues
+from ..storage.store import Store
 from .content import ShownText
 
 

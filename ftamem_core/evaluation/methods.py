@@ -23,16 +23,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ..answering import answer
+from ..retrieval.answering import answer
 from ..config import PRESETS, Settings
-from ..inference import ask
-from ..llm import LLM, call_context
+from ..retrieval.inference import ask
+from ..llm.base import LLM, call_context
 from ..models import Question
-from ..packet import turn_lines
-from ..pipeline import TurnIndex, turn_rag
-from ..prompts import load_prompt
-from ..store import Store
-from ..temporal import spoken
+from ..retrieval.packet import turn_lines
+from ..retrieval.pipeline import TurnIndex, turn_rag
+from ..llm.prompts import load_prompt
+from ..storage.store import Store
+from ..construction.temporal import spoken
 from .sanity import SANITY_MEMORIES
 
 
@@ -88,16 +88,8 @@ def summarise_sessions(store: Store, case_id: str, llm: LLM, settings: Settings)
             reply, _ = llm.structured("summary", messages, SummaryReply, temperature=0.0,
                                       max_tokens=settings.answer_max_tokens)
         out[s.idx] = reply.summary.strip()
-        with store.transaction():
-            meta = {**s.meta, "summary_baseline": out[s.idx]}
-            store.conn.execute("UPDATE sessions SET meta = ? WHERE id = ?", (_json(meta), s.id))
+        store.set_session_meta(case_id, s.id, {**s.meta, "summary_baseline": out[s.idx]})
     return out
-
-
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
 
 
 @dataclass

@@ -141,7 +141,7 @@ def bertscore_f1(predictions: list[str], golds: list[str]) -> list[float]:
         return []
     from bert_score import score
 
-    from ..embeddings import default_model_path
+    from ..llm.embeddings import default_model_path
 
     _, _, f1 = score([str(p) or " " for p in predictions], [str(g) or " " for g in golds],
                      model_type=default_model_path(), num_layers=BERTSCORE_LAYER, idf=False,

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..prompts import load_prompt
+from ..llm.prompts import load_prompt
 from .metrics import ESMEMEVAL_CAPABILITIES, LOCOMO_CATEGORIES, PROTOCOLS, score_items, summarise
 from .stats import paired_bootstrap
 

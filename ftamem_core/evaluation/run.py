@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .. import consent
+from ..governance import consent
 from ..config import Settings
-from ..construction import Builder, build_digest
+from ..construction.builder import Builder, build_digest
 from ..errors import StoreError
-from ..llm import LLM
+from ..llm.base import LLM
 from ..loaders import load_file
 from ..models import CaseDocument, Question
-from ..store import Store
+from ..storage.store import Store
 from .content import content_recall
 from .methods import CaseContext, Method, method as find_method, run_method, summarise_sessions
 from .results import commit, settings_digest
@@ -248,13 +248,12 @@ def _gold_turns(ctx: CaseContext, q: Question) -> set[int]:
 def construction_cost(store: Store, case_id: str, construction: str) -> dict:
     """Units, calls and tokens of building the case (the session summaries for that baseline)."""
     if construction == "summary":
-        rows = store._rows("SELECT count(*) AS calls, coalesce(sum(prompt_tokens + completion_tokens), 0) AS tokens"
-                           " FROM llm_calls WHERE case_id = ? AND stage = 'summary'", (case_id,))
+        calls, tokens = store.stage_usage(case_id, "summary")
         turns = len(store.turns(case_id))
         units = len(store.sessions(case_id))
-        return {"units": units, "calls": rows[0]["calls"], "tokens": rows[0]["tokens"], "turns": turns,
-                "calls_per_turn": round(rows[0]["calls"] / turns, 3) if turns else 0.0,
-                "tokens_per_turn": round(rows[0]["tokens"] / turns, 1) if turns else 0.0,
+        return {"units": units, "calls": calls, "tokens": tokens, "turns": turns,
+                "calls_per_turn": round(calls / turns, 3) if turns else 0.0,
+                "tokens_per_turn": round(tokens / turns, 1) if turns else 0.0,
                 "units_per_turn": round(units / turns, 3) if turns else 0.0}
     cost = store.cost(case_id, memory_only=True)
     return {k: cost[k] for k in ("units", "calls", "tokens", "turns", "calls_per_turn", "tokens_per_turn",

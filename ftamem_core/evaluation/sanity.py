@@ -12,10 +12,10 @@ Both replace the case's memory in the given store; retrieval then runs as for FT
 from __future__ import annotations
 
 from ..config import Settings
-from ..extraction import Fragment, verbatim_units
+from ..construction.extraction import Fragment, verbatim_units
 from ..models import Evidence, FactAnchor, FTAUnit, TimeAnchor
-from ..representation import retrieval_text
-from ..store import Store
+from ..construction.representation import retrieval_text
+from ..storage.store import Store
 
 SANITY_MEMORIES = ("null", "verbatim")
 NULL_BLOCK = 12

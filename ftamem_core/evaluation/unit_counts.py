@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..store import Store
+from ..storage.store import Store
 from .content import content_stems
 
 # English: a fact that opens a sentence with one of these has no named subject of its own.

@@ -1,0 +1,481 @@
+"""Fact-Time-Affect unit extraction: one call per fragment, with the partial units carried from
+the previous fragment as incomplete memory, then local fusion.
+
+Beyond the paper's schema, each candidate says which carried unit it ``completes`` (an enum of
+the carried units' keys, or "none") so that fusion is decided by the model and checked here;
+``event_time_expression`` keeps the time as said and ``relation_cues`` fills the affect anchor.
+
+Event times: a relative expression the resolver in ``temporal`` knows is resolved against the
+session date (preferred over the model's own date); otherwise the model's ISO date is kept; else
+"unknown". The expression itself is kept either way.
+
+Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
+fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
+
+Coverage pass (an extension, off by default: ``Settings.coverage_pass``): small models write one
+unit per fragment and leave most of what the person said in no unit (the 0.5B built 6 units for
+30 turns of the ES-MemEval sample). The pass finds the person's substantive turns that no
+candidate's evidence span covers and asks, in one more call, for one unit per such turn; the reply
+schema has a required key per turn, so none can be skipped. Its units are final, and a fact that is
+not about its turn is replaced by the turn's own words (see ``parse_coverage``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from .repairs.grounding import (anchored, best_turn, carrying_turns, first_person, normalised, refers_back, repeats, saying, shares_content, to_listener)
+from ..loaders.locomo import without_caption
+from ..models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement,
+                      TimeAnchor, STATEMENT_CHARS, TimeOrientation, Turn, statement)
+from .temporal import is_resolved, resolve, session_date
+
+
+class ContentOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: Statement
+    participants: list[Short] = Field(max_length=8)
+    emotion_or_state: Short
+    intention_or_plan: Short
+    relation_cues: Short
+
+
+class UnitOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    completes: str = "none"
+    summary: Short
+    content_type: ContentType
+    time_orientation: TimeOrientation
+    event_time_expression: Short
+    event_time: Short
+    content: ContentOut
+    evidence_turn_span: list[int] = Field(min_length=2, max_length=2)
+    status: Completion
+
+
+class ExtractionReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    memory_units: list[UnitOut]
+
+
+MAX_UNITS = 10  # per fragment; bounds a model that loops
+
+
+def _unit_model(name: str, completes: Any, fact_chars: int) -> type[UnitOut]:
+    """UnitOut whose ``completes`` is ``completes`` and whose fact holds at most ``fact_chars``
+    characters (setting ``fact_max_chars``)."""
+    content = create_model("ContentOut", __base__=ContentOut, text=(statement(fact_chars), ...))
+    return create_model(name, __base__=UnitOut, completes=(completes, "none"), content=(content, ...))
+
+
+class TurnAnchorOut(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    feeling: Short
+    intention: Short
+
+
+def anchor_turns(turns: list[Turn], min_words: int) -> list[Turn]:
+    """The turns the reply gives anchors for (setting ``turn_anchors``): the person's (not the
+    assistant's) turns of at least ``min_words`` words."""
+    return [t for t in turns if t.role != "assistant" and len(t.text.split()) >= min_words]
+
+
+def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
+                fact_chars: int = STATEMENT_CHARS, anchored_turns: list[Turn] | None = None) -> type[ExtractionReply]:
+    """The reply schema for one call: ``completes`` may only name a carried unit or "none".
+
+    ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
+    fragment with ``[]`` when the schema allows it (seen with Qwen2.5-1.5B on the sample case),
+    and the 1.5B wrote one unit for eleven LoCoMo turns holding three situations.
+    """
+    allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
+    unit = _unit_model("UnitOut", allowed, fact_chars)
+    units = Field(..., min_length=min(int(at_least_one), MAX_UNITS), max_length=MAX_UNITS)
+    if anchored_turns is None:
+        return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
+    # One required key per turn, before the units: the model reads each turn's feeling first.
+    per_turn = create_model("TurnAnchors", __config__=ConfigDict(extra="forbid"),
+                            **{f"turn_{t.idx}": (TurnAnchorOut, ...) for t in anchored_turns})
+    return create_model("ExtractionReply", __config__=ConfigDict(extra="forbid"),
+                        turn_anchors=(per_turn, ...), memory_units=(list[unit], units))
+
+
+def substantive(turns: list[Turn], min_words: int) -> bool:
+    """Enough words to hold a memory (filler-only fragments may yield no unit)."""
+    return min_words > 0 and sum(len(t.text.split()) for t in turns) >= min_words
+
+
+def min_units(turns: list[Turn], min_words: int, turn_words: int, turns_per_unit: int) -> int:
+    """The fewest units a fragment's reply may hold: none for filler; else one, and one per
+    ``turns_per_unit`` of the person's turns of at least ``turn_words`` words (0: just one)."""
+    if not substantive(turns, min_words):
+        return 0
+    said = sum(1 for t in turns if t.role != "assistant" and len(t.text.split()) >= turn_words)
+    return max(1, said // turns_per_unit) if turns_per_unit else 1
+
+
+@dataclass
+class Fragment:
+    case_id: str
+    session_id: int
+    turns: list[Turn]
+    session_time: str | None
+
+    @property
+    def start(self) -> int:
+        return self.turns[0].idx
+
+    @property
+    def end(self) -> int:
+        return self.turns[-1].idx
+
+
+_FIRST_PERSON = [
+    (r"\bI'm\b", "{n} is"), (r"\bI am\b", "{n} is"), (r"\bI've\b", "{n} has"), (r"\bI'd\b", "{n} would"),
+    (r"\bI'll\b", "{n} will"), (r"\bI\b", "{n}"), (r"\bmy\b", "{n}'s"), (r"\bMy\b", "{n}'s"),
+    (r"\bmyself\b", "themselves"), (r"\bme\b", "{n}"),
+]
+
+
+def third_person(text: str, name: str) -> str:
+    """Small models still copy first-person turns into facts; name the speaker instead. A word
+    joined by a hyphen stays ("some me-time", not "Melanie-time")."""
+    for pattern, replacement in _FIRST_PERSON:
+        text = re.sub(rf"(?<!-){pattern}(?!-)", replacement.format(n=name), text)
+    return text
+
+
+def _sole_speaker(turns: list[Turn]) -> str | None:
+    """The one person speaking (not the assistant) in these turns, if there is exactly one."""
+    names = {t.speaker for t in turns if t.role != "assistant" and t.speaker}
+    return names.pop() if len(names) == 1 else None
+
+
+def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
+    """A candidate unit from the model's reply, with its evidence kept inside the fragment and
+    its event time checked (or resolved from the expression relative to the session date)."""
+    first, last = sorted(out.evidence_turn_span)
+    first, last = max(first, fragment.start), min(last, fragment.end)
+    if first > last:
+        first, last = fragment.start, fragment.end
+    text = out.content.text.strip()
+    span = [t for t in fragment.turns if first <= t.idx <= last]
+    speaker = _sole_speaker(span)
+    if speaker is None and first_person(text):
+        # Two people speak in the span (a peer dialogue): "I" is whoever said these words.
+        turn = best_turn(text, [t for t in span if t.role != "assistant"])
+        speaker = turn.speaker if turn is not None else None
+    if speaker:
+        text = third_person(text, speaker)
+    anchor = session_date(fragment.session_time)
+    expression = out.event_time_expression.strip()
+    # The resolver is exact for the expressions it knows; small models miscount weekdays.
+    event_time = (resolve(expression, anchor, out.time_orientation)
+                  or (out.event_time.strip() if is_resolved(out.event_time.strip()) else None)
+                  or resolve(out.event_time, anchor, out.time_orientation) or "unknown")
+    if out.status == "pending":
+        lifecycle = "pending"
+    elif out.status == "complete":
+        lifecycle = "completed" if out.time_orientation == "past" else "unknown"
+    else:
+        lifecycle = "unknown"
+    return FTAUnit(
+        case_id=fragment.case_id,
+        fact=FactAnchor(text=text, summary=out.summary.strip(), content_type=out.content_type,
+                        participants=[p.strip() for p in out.content.participants if p.strip()]),
+        time=TimeAnchor(dialogue_time=fragment.session_time, event_time=event_time,
+                        event_time_expression=expression if expression.lower() != "unknown" else "",
+                        time_orientation=out.time_orientation, completion=out.status),
+        affect=AffectAnchor(emotion_or_state=out.content.emotion_or_state.strip() or "unknown",
+                            intention_or_plan=out.content.intention_or_plan.strip() or "unknown",
+                            relation_cues=out.content.relation_cues.strip() or "unknown"),
+        evidence=Evidence(session_id=fragment.session_id, start=first, end=last, dialogue_time=fragment.session_time),
+        construction_status="partial" if out.status == "partial" else "final",
+        lifecycle_status=lifecycle,
+        completeness="partial" if out.status == "partial" else "complete" if out.status == "complete" else "unknown",
+    )
+
+
+def span_turns(unit: FTAUnit, turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if unit.evidence.start <= t.idx <= unit.evidence.end]
+
+
+# The extraction prompt's example anchors: a turn given one of them shares a word with it, or
+# the model copied the example.
+EXAMPLE_ANCHORS = frozenset({"proud", "nervous", "apply at the shipyard"})
+
+
+def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
+    """The reply's feeling and intention per turn index (setting ``turn_anchors``)."""
+    given = getattr(reply, "turn_anchors", None)
+    out = {}
+    for turn in turns:
+        a = getattr(given, f"turn_{turn.idx}", None)
+        if a is None:
+            continue
+        keep = lambda v: v.strip() if v.strip().lower() not in EXAMPLE_ANCHORS or anchored(v, [turn.text], names) \
+            else "unknown"  # noqa: E731
+        out[turn.idx] = AffectAnchor(emotion_or_state=keep(a.feeling) or "unknown",
+                                     intention_or_plan=keep(a.intention) or "unknown")
+    return out
+
+
+def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: list[Turn]) -> FTAUnit:
+    """A unit whose feeling or intention is unknown takes the first known one of its span's turns
+    said by one of its people (any of its turns when none is)."""
+    span = [t for t in span_turns(unit, turns) if t.idx in anchors]
+    own = [t for t in span if t.speaker in unit.fact.participants] or span
+    update = {}
+    for name in ("emotion_or_state", "intention_or_plan"):
+        if getattr(unit.affect, name).strip().lower() in ("unknown", ""):
+            known = [getattr(anchors[t.idx], name) for t in own if getattr(anchors[t.idx], name) != "unknown"]
+            if known:
+                update[name] = known[0]
+    return unit.model_copy(update={"affect": unit.affect.model_copy(update=update)}) if update else unit
+
+
+def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
+    """What a turn says of its speaker: without questions, small talk and sentences about the
+    listener: in the second person, or addressing one of ``listeners`` by name, without "I".
+    "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
+    at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
+    about Jon's playground."""
+    return " ".join(s for s in saying(text) if not to_listener(s, listeners))
+
+
+def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
+                   within_spans: bool = False, reply_words: int = 0, caption_carries: bool = True) -> list[FTAUnit]:
+    """Units in the speakers' own words for the substantive turns no unit covers (setting
+    ``verbatim_fallback``): what a person said is in memory even when the model left it out.
+    With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
+    covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
+    one unit six turns and tells one of them; without ``caption_carries`` (setting
+    ``caption_carries_turn``) that test sets aside the photo caption of a turn that says enough
+    besides, and the words "shares a photo of" of any other, which every photo turn has. The fact
+    is the turn in the third person; its time is the day it was said, or a time the turn states
+    that the resolver knows.
+
+    A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
+    setting ``verbatim_reply_words``) is a reply: its span takes in the turn before it, which its
+    summary quotes, so that it is found by what it answers."""
+    anchor = session_date(fragment.session_time)
+    out = []
+    names = sorted({t.speaker for t in fragment.turns if t.speaker})
+    before = {t.idx: prev for prev, t in zip(fragment.turns, fragment.turns[1:])}
+    for turn in uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True):
+        listeners = [n for n in names if n != turn.speaker]
+        said = statements(turn.text, listeners)
+        if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
+            continue
+        own = turn
+        if not caption_carries:  # what it says besides the photo, or else what the photo shows
+            bare = without_caption(turn.text)
+            says_more = len(statements(bare, listeners).split()) >= min_words
+            own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
+        if within_spans and any(carrying_turns(u.fact.text, [own], names) for u in units
+                                if u.evidence.start <= turn.idx <= u.evidence.end):
+            continue
+        when = resolve(turn.text, anchor) or "unknown"
+        who = [turn.speaker] if turn.speaker else []
+        start, summary = turn.idx, ""
+        prev = before.get(turn.idx)
+        if prev is not None and len(said.split()) <= reply_words and refers_back(said):
+            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
+        out.append(FTAUnit(
+            case_id=fragment.case_id,
+            fact=FactAnchor(text=own_words(turn, said), summary=summary, content_type="general_fact",
+                            participants=who),
+            time=TimeAnchor(dialogue_time=fragment.session_time, event_time=when,
+                            time_orientation="unknown", completion="unknown"),
+            evidence=Evidence(session_id=fragment.session_id, start=start, end=turn.idx,
+                              dialogue_time=fragment.session_time),
+            construction_status="final", origin="copied",
+        ))
+    return out
+
+
+def own_words(turn: Turn, said: str) -> str:
+    """The fallback's fact for a turn whose statements are ``said``: in the third person, clipped
+    (the unit checks recognise a turn's own words by it)."""
+    text = _clip(third_person(said, turn.speaker) if turn.speaker else said, 400)
+    return text if turn.speaker else f"{turn.role} said: {text}"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _join(old: str, new: str) -> str:
+    """Combine two anchor texts: keep one if it contains the other, else both."""
+    old, new = old.strip(), new.strip()
+    known = [x for x in (old, new) if x and x.lower() != "unknown"]
+    if not known:
+        return "unknown"
+    if len(known) == 1:
+        return known[0]
+    if old.lower() in new.lower():
+        return new
+    if new.lower() in old.lower():
+        return old
+    return f"{old} {new}" if old.endswith((".", "!", "?")) else f"{old}; {new}"
+
+
+def fuse(partial: FTAUnit, candidate: FTAUnit) -> FTAUnit:
+    """Local fusion m_p <- Fuse(m_p, m~): anchors combined, evidence spans merged; the result keeps
+    the carried unit's identity and takes the candidate's status."""
+    fact = FactAnchor(
+        text=_join(partial.fact.text, candidate.fact.text),
+        summary=candidate.fact.summary or partial.fact.summary,
+        content_type=candidate.fact.content_type if candidate.fact.content_type != "general_fact" else partial.fact.content_type,
+        participants=list(dict.fromkeys(partial.fact.participants + candidate.fact.participants)),
+    )
+    pt, ct = partial.time, candidate.time
+    time = TimeAnchor(
+        dialogue_time=pt.dialogue_time or ct.dialogue_time,
+        event_time=pt.event_time if is_resolved(pt.event_time) else ct.event_time,
+        event_time_expression=_join(pt.event_time_expression, ct.event_time_expression).replace("unknown", ""),
+        time_orientation=ct.time_orientation if ct.time_orientation != "unknown" else pt.time_orientation,
+        completion=ct.completion,
+    )
+    affect = AffectAnchor(
+        emotion_or_state=_join(partial.affect.emotion_or_state, candidate.affect.emotion_or_state),
+        intention_or_plan=_join(partial.affect.intention_or_plan, candidate.affect.intention_or_plan),
+        relation_cues=_join(partial.affect.relation_cues, candidate.affect.relation_cues),
+    )
+    evidence = Evidence(session_id=partial.evidence.session_id, start=min(partial.evidence.start, candidate.evidence.start),
+                        end=max(partial.evidence.end, candidate.evidence.end), dialogue_time=partial.evidence.dialogue_time)
+    return candidate.model_copy(update={"fact": fact, "time": time, "affect": affect, "evidence": evidence,
+                                        "created_at": partial.created_at, "origin": "fused"})
+
+
+@dataclass
+class ExtractionResult:
+    finalised: list[FTAUnit] = field(default_factory=list)  # to store as retrievable units
+    carried: list[FTAUnit] = field(default_factory=list)  # partial units for the next fragment
+    fusions: list[tuple[FTAUnit, FTAUnit, FTAUnit]] = field(default_factory=list)  # (partial, candidate, fused)
+
+
+def integrate(candidates: list[tuple[str, FTAUnit]], carried: list[FTAUnit], carried_keys: list[str]) -> ExtractionResult:
+    """Apply local fusion and finalisation to one fragment's candidates.
+
+    A candidate naming a carried unit in ``completes`` is fused into it. A carried unit that no
+    candidate completed stays carried (it may still be completed later); the caller stores the
+    ones left open at the session's end as partial.
+    """
+    result = ExtractionResult()
+    by_key = dict(zip(carried_keys, carried))
+    fused_keys: set[str] = set()
+    for completes, candidate in candidates:
+        target = by_key.get(completes)
+        if target is not None and completes not in fused_keys:
+            merged = fuse(target, candidate)
+            result.fusions.append((target, candidate, merged))
+            fused_keys.add(completes)
+            (result.carried if merged.construction_status == "partial" else result.finalised).append(merged)
+        else:
+            (result.carried if candidate.construction_status == "partial" else result.finalised).append(candidate)
+    result.carried = [u for k, u in by_key.items() if k not in fused_keys] + result.carried
+    return result
+
+
+def incomplete_memory_json(carried: list[FTAUnit], keys: list[str]) -> str:
+    if not carried:
+        return "(none)"
+    return "\n".join(
+        json.dumps({"id": k, "text": u.fact.text, "summary": u.fact.summary, "content_type": u.fact.content_type,
+                    "event_time": u.time.event_time, "evidence_turn_span": [u.evidence.start, u.evidence.end]},
+                   ensure_ascii=False)
+        for u, k in zip(carried, keys)
+    )
+
+
+def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]]:
+    return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]
+
+
+# Coverage pass -----------------------------------------------------------------------------
+
+def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int, partial_counts: bool = False) -> list[Turn]:
+    """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
+    evidence span covers. A partial unit counts only with ``partial_counts``: the coverage pass
+    wants final units; the verbatim fallback does not repeat what a partial unit holds (it ends
+    up retrievable, fused or still open at the end of the case)."""
+    covered = {i for u in units if partial_counts or u.construction_status != "partial"
+               for i in range(u.evidence.start, u.evidence.end + 1)}
+    return [t for t in fragment.turns
+            if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words]
+
+
+def coverage_key(turn: Turn) -> str:
+    return f"t{turn.idx}"
+
+
+def coverage_reply_model(turns: list[Turn], fact_chars: int = STATEMENT_CHARS) -> type[BaseModel]:
+    """One required unit per uncovered turn, keyed ``t<turn number>``; none completes a carried unit."""
+    unit = _unit_model("CoverageUnit", Literal["none"], fact_chars)
+    fields: dict[str, Any] = {coverage_key(t): (unit, ...) for t in turns}
+    return create_model("CoverageReply", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def about_turn(text: str, turn: Turn, seen: list[str]) -> bool:
+    """Whether a coverage unit's fact is about its turn: it shares a content word with the turn and
+    does not repeat a fact already written (the 0.5B copies one fact into every key)."""
+    names = [turn.speaker] if turn.speaker else []
+    return not repeats(text, seen) and shares_content(text, [turn.text], names)
+
+
+def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, written: list[FTAUnit]) -> list[FTAUnit]:
+    """Units from a coverage reply, final (the pass exists to put these turns in memory) and each
+    with its evidence span widened to include its turn. A fact that is not about its turn (see
+    ``about_turn``) is replaced by the turn's own words in the third person, without a summary."""
+    seen = [normalised(u.fact.text) for u in written]
+    units = []
+    for turn in turns:
+        out: UnitOut = getattr(reply, coverage_key(turn))
+        first, last = sorted(out.evidence_turn_span)
+        out = out.model_copy(update={"evidence_turn_span": [min(first, turn.idx), max(last, turn.idx)]})
+        unit = to_unit(out, fragment).model_copy(update={"construction_status": "final"})
+        if not about_turn(unit.fact.text, turn, seen):
+            text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
+            # The model's summary belonged to the fact it wrote, not to this turn.
+            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}),
+                                           "origin": "copied"})
+        seen.append(normalised(unit.fact.text))
+        units.append(unit)
+    return units
+
+
+# Near-duplicates ---------------------------------------------------------------------------
+
+def _overlap(a: FTAUnit, b: FTAUnit) -> bool:
+    return a.evidence.start <= b.evidence.end and b.evidence.start <= a.evidence.end
+
+
+def merge_duplicates(units: list[FTAUnit], embedder, threshold: float) -> tuple[list[FTAUnit], list[tuple[FTAUnit, FTAUnit]]]:
+    """Units of one fragment with overlapping evidence whose facts' embeddings reach ``threshold``
+    cosine are one unit (the 1.5B wrote five near-identical units about one race): the longer fact
+    is kept, with both evidence spans and participants. Returns the units and (kept, dropped) pairs."""
+    if len(units) < 2:
+        return units, []
+    vectors = embedder.encode([u.fact.text for u in units])
+    kept: list[int] = []
+    out = list(units)
+    merged = []
+    for i, unit in enumerate(units):
+        twin = next((j for j in kept if _overlap(out[j], unit) and float(vectors[i] @ vectors[j]) >= threshold), None)
+        if twin is None:
+            kept.append(i)
+            continue
+        keep, drop = (out[twin], unit) if len(out[twin].fact.text) >= len(unit.fact.text) else (unit, out[twin])
+        out[twin] = keep.model_copy(update={
+            "fact": keep.fact.model_copy(update={
+                "participants": list(dict.fromkeys(keep.fact.participants + drop.fact.participants))}),
+            "evidence": keep.evidence.model_copy(update={"start": min(keep.evidence.start, drop.evidence.start),
+                                                         "end": max(keep.evidence.end, drop.evidence.end)})})
+        merged.append((out[twin], drop))
+    return [out[i] for i in kept], merged

@@ -1,0 +1,85 @@
+"""What a unit holds: its evidence span cut to the turns that carry its fact, a fact told in
+several sentences split into one unit each, and anchors that share no word with the turns set
+unknown."""
+
+from __future__ import annotations
+
+import re
+
+from ...models import AffectAnchor, FTAUnit, Turn
+from ..extraction import span_turns
+from .grounding import anchored, carrying_turns, normalised, sentences
+from .speaker import speakers_named
+
+
+def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
+    """The evidence span cut to the turns that carry the fact (setting ``trim_spans``): from the
+    first to the last such turn, with a question just before the first. The 1.5B gave one unit
+    the sixteen turns of a LoCoMo session's end; the turns it did not hold were then covered by
+    nothing (the verbatim fallback takes only turns no span covers)."""
+    span = span_turns(unit, turns)
+    carrying = carrying_turns(unit.fact.text, span, names)
+    if not carrying:
+        return unit
+    first, last = carrying[0].idx, carrying[-1].idx
+    asked = [t for t in span if t.idx < first]
+    if asked and asked[-1].text.rstrip().endswith("?"):
+        first = asked[-1].idx
+    if (first, last) == (unit.evidence.start, unit.evidence.end):
+        return unit
+    return unit.model_copy(update={"evidence": unit.evidence.model_copy(update={"start": first, "end": last})})
+
+
+_FINISHED = re.compile(r"[.!?…\"')\]]$")
+
+
+def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = False) -> list[FTAUnit]:
+    """A model-written fact told in several sentences that carry different turns, as one unit per
+    sentence (setting ``split_facts``; the paper's rule: one event, state or plan per unit). The
+    1.5B tells a LoCoMo fragment's ten turns in one fact of six sentences ("Audrey adopted Pixie
+    ... Audrey said Pepper was adjusting well ..."); each sentence alone is found by its own
+    question and checked against its own turns. A sentence that carries no turn or names no
+    speaker continues the one before it ("It was so powerful."); a repeated sentence, and an
+    unfinished last one (the model stopped mid-clause), go. Each piece keeps the unit's span, cut
+    to the turns it carries with ``trim``; the time stays on the pieces that say it, or on all
+    when none does."""
+    parts = sentences(unit.fact.text)
+    if len(parts) > 1 and not _FINISHED.search(parts[-1]):
+        parts = parts[:-1]
+    span = span_turns(unit, turns)
+    groups: list[list[str]] = []
+    seen: set[str] = set()
+    for part in parts:
+        key = normalised(part)
+        if key in seen:
+            continue
+        seen.add(key)
+        if groups and not (carrying_turns(part, span, names) and speakers_named(part, names)):
+            groups[-1].append(part)
+        else:
+            groups.append([part])
+    texts = [" ".join(g) for g in groups]
+    if len(texts) < 2:  # nothing to split; repeated or unfinished sentences still go
+        if not texts or texts[0] == unit.fact.text:
+            return [unit]
+        return [unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": texts[0]})})]
+    said = unit.time.event_time_expression.strip().lower()
+    timed = [t for t in texts if said and said in t.lower()] or texts
+    pieces = []
+    for text in texts:
+        fact = unit.fact.model_copy(update={"text": text, "participants": speakers_named(text, names) or unit.fact.participants})
+        time = unit.time if text in timed else unit.time.model_copy(
+            update={"event_time": "unknown", "event_time_expression": ""})
+        piece = unit.model_copy(update={"fact": fact, "time": time, "origin": "split"})
+        pieces.append(trim_span(piece, turns, names) if trim else piece)
+    return pieces
+
+
+def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
+    """Feeling, intention, relations and summary that share no word stem with the evidence turns
+    (names aside) are not about them (small models copy the prompt's example): set unknown."""
+    sources = [t.text for t in span_turns(unit, turns)]
+    affect = {k: v if anchored(v, sources, names) else "unknown" for k, v in unit.affect.model_dump().items()}
+    summary = unit.fact.summary if anchored(unit.fact.summary, sources, names) else ""
+    return unit.model_copy(update={"affect": AffectAnchor(**affect),
+                                   "fact": unit.fact.model_copy(update={"summary": summary})})

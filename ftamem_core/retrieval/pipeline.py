@@ -1,0 +1,96 @@
+"""Question -> retrieval -> packet, the one way: ``ftamem ask``, the Ask page (both through
+``inference.ask``), ``ftamem eval`` and ``benchmarks/evidence.py`` call ``retrieve`` with the
+same settings object and the same token count, and turn-level RAG is packed by ``turn_rag`` with
+the packet's own rule (``packet.render``): the same budget filling (an item that does not fit is
+passed over), the same date lines, the same reply context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from ..config import Ablations, Settings
+from ..models import Turn
+from .packet import MemoryPacket, Rendered, approx_tokens, build_packet, channel_turns, render, turn_lines
+from .ranking import Cues, Scored, reply_vectors, score_candidates, turn_similarity
+from ..storage.store import Store
+
+Count = Callable[[str], int]
+
+
+@dataclass
+class TurnIndex:
+    """A case's turns as turn-level RAG and the turn channel embed them (``packet.turn_lines``),
+    and, where asked, as replies to the question before them (``retrieval.reply_vectors``)."""
+
+    turns: list[Turn] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+    replies: np.ndarray | None = None
+
+    @classmethod
+    def build(cls, embedder, turns: list[Turn], replies: bool) -> "TurnIndex":
+        if not turns:
+            return cls()
+        lines = turn_lines(turns)
+        vectors = embedder.encode(lines)
+        return cls(turns, vectors, reply_vectors(embedder, turns, lines, vectors) if replies else None)
+
+    def similarity(self, query_vector: np.ndarray, replies: bool) -> np.ndarray:
+        """Each turn's cosine with the query, by turn index (``retrieval.turn_similarity``)."""
+        return turn_similarity(self.turns, self.vectors, query_vector, self.replies if replies else None)
+
+
+def uses_turns(settings: Settings, ablations: Ablations) -> tuple[bool, bool]:
+    """Whether source similarity and the turn channel are on (both need the case's turns)."""
+    off = ablations.fact_only or ablations.question_only
+    return settings.source_similarity > 0 and not off, bool(settings.turn_channel) and not off
+
+
+@dataclass
+class Retrieved:
+    scored: Scored | None
+    packet: MemoryPacket
+    shown: Rendered
+
+
+def retrieve(store: Store, case_id: str, query_vector: np.ndarray, question_vector: np.ndarray, cues: Cues,
+             embedder, settings: Settings, *, k: int, ablations: Ablations, turns: TurnIndex,
+             budget: int | None = None, count: Count = approx_tokens) -> Retrieved:
+    """Score the case's units for the (rewritten) query (Eq. 8-9), expand and pack them with the
+    turn channel's turns (the question's nearest turns), rendered within ``budget`` tokens
+    (default: the settings' ``packet_token_budget``) counted by ``count``. ``ablations`` are the
+    combined ones (``Settings.combined``)."""
+    budget = settings.packet_token_budget if budget is None else budget
+    if ablations.question_only:
+        return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
+    source_on, channel_on = uses_turns(settings, ablations)
+    similarity = turns.similarity(query_vector, settings.source_reply_context) if source_on else None
+    scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
+                              pool=settings.candidate_pool, ablations=ablations,
+                              score_all_below=settings.score_all_below, open_partials=settings.retrieve_open_partials,
+                              archived=settings.retrieve_archived, turn_similarity=similarity,
+                              source_weight=settings.source_similarity)
+    scores, channel = {}, []
+    if channel_on and turns.turns:
+        scores = scored.similarity()
+        channel = channel_turns(turns.turns, turns.vectors, question_vector, settings.turn_channel, settings.tau)
+    packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ablations,
+                          settings.auxiliary_limit, lambda texts: embedder.encode(texts) @ query_vector, settings.tau,
+                          scores, channel, archived=settings.retrieve_archived)
+    return Retrieved(scored, packet, render(packet, ablations, budget, count))
+
+
+def turn_rag(turns: TurnIndex, question_vector: np.ndarray, settings: Settings, k: int | None,
+             budget: int | None = None, count: Count = approx_tokens) -> Rendered:
+    """Turn-level RAG: the ``k`` turns (all: None) most similar to the question, with the reply
+    context the packet's scoring uses, packed as the packet packs its turns."""
+    budget = settings.packet_token_budget if budget is None else budget
+    if not turns.turns:
+        return render(MemoryPacket(), Ablations(), budget, count)
+    sims = turns.similarity(question_vector, settings.source_reply_context)
+    order = sorted(turns.turns, key=lambda t: -sims[t.idx])[: k or len(turns.turns)]
+    packet = MemoryPacket(channel=[(float(sims[t.idx]), t) for t in order])
+    return render(packet, Ablations(), budget, count)

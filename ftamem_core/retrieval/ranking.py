@@ -1,0 +1,254 @@
+"""Query rewriting and structured unit retrieval: R = lambda * s_emb + (1 - lambda) * c(q', m).
+
+Beyond the paper (``source_similarity``, w): a unit's similarity is its retrieval text's cosine
+mixed with the best cosine of its evidence turns (speaker, date, text, as turn-level RAG embeds
+them): s = (1 - w) * s_emb + w * s_src, and R = lambda * s + (1 - lambda) * c. w = 0 is the paper.
+With ``source_reply_context``, a turn that answers a question the other speaker asked just before
+it is also embedded after that question, and its similarity is the better of the two: "Researching
+adoption agencies" says nothing of the summer it answers "Any fun plans for the summer?" about.
+
+The cue score c is the mean of the cue components the rewritten query has (a component whose cue
+is absent does not count; no cue at all gives c = 0):
+
+- time: 1 if the unit's time (its resolved event time, else the day it was said) overlaps a
+  time the question names, 0.5 if it lies within 31 days of one, else 0;
+- situation type: 1 if the unit's content type is one the question wants;
+- participants: 1 if a person the question names appears among the unit's participants or in its
+  fact text;
+- affect: 1 if an affect term of the question appears in the unit's emotion, intention or fact.
+
+Everything after the rewrite is vectorised: one FAISS search for a candidate pool, one SQL query
+for the candidates' fields, numpy for the scores. Units with R >= tau are kept, best K.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..config import Ablations
+from ..construction.repairs.grounding import sentences
+from ..models import ContentType, Short, Statement
+from ..storage.store import Store
+from ..construction.temporal import resolve, session_date, time_range
+
+
+class RewriteReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: Statement
+    people: list[Short] = Field(max_length=8)
+    time_expressions: list[Short] = Field(max_length=6)
+    content_types: list[ContentType] = Field(max_length=8)
+    affect_terms: list[Short] = Field(max_length=6)
+
+
+class Cues(BaseModel):
+    people: list[str] = Field(default_factory=list)
+    time_expressions: list[str] = Field(default_factory=list)
+    times: list[str] = Field(default_factory=list)  # resolved: dates, months, years, ranges
+    content_types: list[str] = Field(default_factory=list)
+    affect_terms: list[str] = Field(default_factory=list)
+
+
+def cues_from(reply: RewriteReply, anchor_time: str | None) -> Cues:
+    """The model's cues with time expressions resolved against the case's last session date."""
+    anchor = session_date(anchor_time)
+    times = [t for t in (resolve(e, anchor) for e in reply.time_expressions) if t]
+    return Cues(people=[p for p in reply.people if p.strip()], time_expressions=reply.time_expressions,
+                times=list(dict.fromkeys(times)), content_types=list(dict.fromkeys(reply.content_types)),
+                affect_terms=[a for a in reply.affect_terms if a.strip()])
+
+
+_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_QUESTION_WORDS = {"What", "When", "Where", "Who", "Why", "How", "Which", "Did", "Does", "Do", "Is", "Are",
+                   "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The"}
+
+
+def heuristic_cues(question: str, anchor_time: str | None) -> Cues:
+    """Cues read off the question itself, for the no-rewrite ablation: capitalised names and the
+    times the resolver finds."""
+    people = [w for w in dict.fromkeys(_NAME.findall(question)) if w not in _QUESTION_WORDS]
+    t = resolve(question, session_date(anchor_time))
+    return Cues(people=people, times=[t] if t else [])
+
+
+@dataclass
+class Scored:
+    """Every candidate the search returned, with its scores (arrays aligned by position)."""
+
+    ids: np.ndarray
+    s_emb: np.ndarray  # the retrieval text's cosine with the query (the paper's s_emb)
+    cue: np.ndarray
+    score: np.ndarray
+    components: dict[str, np.ndarray] = field(default_factory=dict)
+    kept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    reasons: list[str] = field(default_factory=list)  # why each was kept or dropped
+    s_src: np.ndarray | None = None  # best evidence-turn cosine (source_similarity on)
+    source_weight: float = 0.0
+
+    @property
+    def s(self) -> np.ndarray:
+        """The similarity R uses: s_emb, mixed with s_src when source_similarity is on."""
+        if self.s_src is None:
+            return self.s_emb
+        return (1.0 - self.source_weight) * self.s_emb + self.source_weight * self.s_src
+
+    def kept_ids(self) -> list[int]:
+        order = np.argsort(-self.score, kind="stable")
+        return [int(self.ids[i]) for i in order if self.kept[i]]
+
+    def similarity(self) -> dict[int, float]:
+        """s of each kept candidate (the turn channel merges turns with units by it)."""
+        s = self.s
+        return {int(self.ids[i]): float(s[i]) for i in range(len(self.ids)) if self.kept[i]}
+
+    def rows(self) -> list[dict]:
+        order = np.argsort(-self.score, kind="stable")
+        out = []
+        for i in order:
+            row = {"id": int(self.ids[i]), "s_emb": round(float(self.s_emb[i]), 4)}
+            if self.s_src is not None:
+                row["s_src"] = round(float(self.s_src[i]), 4)
+            row.update({"cue": round(float(self.cue[i]), 4), "R": round(float(self.score[i]), 4),
+                        "kept": bool(self.kept[i]), "reason": self.reasons[i]})
+            row.update({k: round(float(v[i]), 2) for k, v in self.components.items()})
+            out.append(row)
+        return out
+
+
+def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
+                     lam: float, pool: int, ablations: Ablations, score_all_below: int = 0,
+                     open_partials: bool = True, archived: bool = False,
+                     turn_similarity: np.ndarray | None = None, source_weight: float = 0.0) -> Scored:
+    """Eq. 8 and 9 over the case's units: all of them when the case holds at most
+    ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
+    the end of the built case) is kept only with ``open_partials``, an archived one only with
+    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for).
+    ``turn_similarity`` (each turn's cosine with the query, by turn index) and ``source_weight``
+    turn source similarity on (not with ``fact_only``, which has no source turns)."""
+    index = store.index(case_id)
+    if index.ntotal == 0:
+        empty = np.zeros(0)
+        return Scored(empty.astype(np.int64), empty, empty, empty, kept=empty.astype(bool))
+    sims, ids = index.search(query_vector, index.ntotal if index.ntotal <= score_all_below else max(pool, k))
+    mask = ids >= 0
+    sims, ids = sims[mask].astype(np.float64), ids[mask]
+    rows = store.unit_score_rows(case_id, ids.tolist())
+    by_id = {r["id"]: r for r in rows}
+    rows = [by_id[int(i)] for i in ids]
+    components: dict[str, np.ndarray] = {}
+    use_time = cues.times and not (ablations.no_time_fields or ablations.fact_only)
+    use_affect = cues.affect_terms and not (ablations.no_affect_fields or ablations.fact_only)
+    if use_time:
+        components["time"] = _time_component(rows, cues.times)
+    if cues.content_types and not ablations.fact_only:
+        types = np.array([r["content_type"] for r in rows])
+        components["type"] = np.isin(types, cues.content_types).astype(np.float64)
+    if cues.people and not ablations.fact_only:
+        text = np.char.lower(np.array([f"{r['participants']} {r['fact_text']}" for r in rows], dtype=str))
+        components["people"] = _any_term(text, cues.people)
+    if use_affect:
+        text = np.char.lower(np.array([f"{r['emotion_or_state']} {r['intention_or_plan']} {r['fact_text']}"
+                                       for r in rows], dtype=str))
+        components["affect"] = _any_term(text, cues.affect_terms)
+    cue = np.mean(np.vstack(list(components.values())), axis=0) if components else np.zeros(len(ids))
+    s_src = None
+    if turn_similarity is not None and len(turn_similarity) and source_weight > 0 and not ablations.fact_only:
+        s_src = _best_in_spans(turn_similarity, rows)
+    scored = Scored(ids.astype(np.int64), sims, cue, np.zeros(0), components, s_src=s_src, source_weight=source_weight)
+    lam = 1.0 if ablations.plain_embedding else lam
+    score = lam * scored.s + (1.0 - lam) * cue
+    order = np.argsort(-score, kind="stable")
+    kept = np.zeros(len(ids), dtype=bool)
+    reasons = [""] * len(ids)
+    rank = 0
+    for i in order:
+        if rows[i]["disputed"]:  # kept for review, never used for an answer
+            reasons[i] = "disputed"
+        elif rows[i]["lifecycle_status"] == "archived" and not archived:
+            reasons[i] = "archived"
+        elif rows[i]["construction_status"] == "partial" and not open_partials:
+            reasons[i] = "partial unit"
+        elif score[i] < tau:
+            reasons[i] = f"R {score[i]:.3f} < tau {tau}"
+        elif rank >= k:
+            reasons[i] = f"beyond top K={k}"
+        else:
+            kept[i], reasons[i] = True, "kept"
+            rank += 1
+    scored.score, scored.kept, scored.reasons = score, kept, reasons
+    return scored
+
+
+def turn_similarity(turns: list, vectors: np.ndarray, query_vector: np.ndarray,
+                    reply_vectors: np.ndarray | None = None) -> np.ndarray:
+    """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0);
+    with ``reply_vectors`` (aligned with ``turns``, see ``reply_texts``) the better of the two."""
+    out = np.zeros(max((t.idx for t in turns), default=-1) + 1)
+    if turns:
+        sims = vectors @ query_vector
+        if reply_vectors is not None:
+            sims = np.maximum(sims, reply_vectors @ query_vector)
+        out[[t.idx for t in turns]] = np.asarray(sims, dtype=np.float64)
+    return out
+
+
+def reply_texts(turns: list, lines: list[str]) -> list[str]:
+    """Each turn's line (``lines``, aligned with ``turns``), after the last question of the turn
+    just before it when another speaker asked it in the same session; the plain line otherwise."""
+    out = list(lines)
+    for i in range(1, len(turns)):
+        before, turn = turns[i - 1], turns[i]
+        if before.session_id != turn.session_id or (before.speaker or before.role) == (turn.speaker or turn.role):
+            continue
+        asked = [s for s in sentences(before.text) if s.endswith("?")]
+        if asked:
+            out[i] = f"{asked[-1]} {lines[i]}"
+    return out
+
+
+def reply_vectors(embedder, turns: list, lines: list[str], vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` (the embedded ``lines``) with each reply's row embedded after its question."""
+    texts = reply_texts(turns, lines)
+    changed = [i for i, (text, line) in enumerate(zip(texts, lines)) if text != line]
+    out = np.array(vectors, copy=True)
+    if changed:
+        out[changed] = embedder.encode([texts[i] for i in changed])
+    return out
+
+
+def _best_in_spans(turn_similarity: np.ndarray, rows: list[dict]) -> np.ndarray:
+    """Each unit's best evidence-turn similarity (0 for a span outside the case's turns)."""
+    n = len(turn_similarity)
+    best = np.zeros(len(rows))
+    for i, r in enumerate(rows):
+        lo, hi = max(0, r["evidence_start"]), min(n - 1, r["evidence_end"])
+        if lo <= hi:
+            best[i] = float(np.max(turn_similarity[lo:hi + 1]))
+    return best
+
+
+def _any_term(text: np.ndarray, terms: list[str]) -> np.ndarray:
+    hits = np.zeros(len(text), dtype=bool)
+    for term in terms:
+        term = term.strip().lower()
+        if term:
+            hits |= np.char.find(text, term) >= 0
+    return hits.astype(np.float64)
+
+
+def _time_component(rows: list[dict], times: list[str]) -> np.ndarray:
+    ranges = [time_range(r["event_time"]) or time_range((r["dialogue_time"] or "")[:10]) for r in rows]
+    start = np.array([r[0] if r else np.nan for r in ranges], dtype=np.float64)
+    end = np.array([r[1] if r else np.nan for r in ranges], dtype=np.float64)
+    best = np.zeros(len(rows))
+    for t in times:
+        q = time_range(t)
+        if q is None:
+            continue
+        gap = np.maximum(q[0] - end, start - q[1])  # <= 0 when the ranges overlap
+        best = np.maximum(best, np.where(gap <= 0, 1.0, np.where(gap <= 31, 0.5, 0.0)))
+    return np.nan_to_num(best)

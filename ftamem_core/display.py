@@ -99,16 +99,21 @@ def text(value: object) -> str:
     return NOTHING if value is None or str(value).strip() == "" else str(value)
 
 
+ENUM_FIELDS = {"fact.content_type", "time.time_orientation", "time.completion", "lifecycle_status", "completeness",
+               "construction_status", "relation", "confidence"}
 HISTORY_FIRST = {"who": "who", "at": "when", "action": "what", "reason": "why"}
 HISTORY_REST = {"object": "of", "field": "field", "old": "was", "new": "became"}
 
 
 def history_rows(records: list[dict]) -> list[dict]:
     """The history table as people read it: who, when, what, why first, then the field changed
-    (as the card names it), what it was and became; no case or row ids."""
-    shown = rows(records, HISTORY_FIRST | HISTORY_REST, enums=("action",))
+    (as the card names it), what it was and became (dates as written, choices as words, the stored
+    nothing as "—"); no case or row ids."""
+    shown = rows(records, HISTORY_FIRST | HISTORY_REST, dates=("at", "old", "new"), enums=("action",))
     for out, r in zip(shown, records):
         out["field"] = field(r.get("field"))
+        if r.get("field") in ENUM_FIELDS:  # the values of a choice as words
+            out["was"], out["became"] = words(r.get("old")), words(r.get("new"))
         kind, number_ = r.get("object"), r.get("object_id")
         out["of"] = f"m{number_}" if kind == "unit" else NOTHING if kind is None else f"{word(kind)} {number_}"
     return shown

@@ -668,7 +668,7 @@ def test_display_helpers():
     assert date("2025-09-12T10:00:00+00:00") == "12 September 2025" and date("") == "—"
     assert number(0) == "1" and number(None) == "—"
     assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
-        ["who", "when", "what", "why", "id"]
+        ["who", "when", "what", "why", "of", "field", "was", "became"]  # no row or case ids
 
 
 def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(app):

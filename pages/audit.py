@@ -158,19 +158,19 @@ with score_tab:
                                       ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
                         ui.flash("success", f"m{target} corrected.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c2.button("Mark disputed", key=f"audit-dispute-{item_id}", disabled=not reason.strip()):
                         audit.dispute(store, ui.embedder(), item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit dispute of m{target}")
                         ui.flash("success", f"m{target} marked disputed.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c3.button("Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)):
                         audit.delete(store, item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit deletion of m{target}")
                         ui.flash("success", f"m{target} deleted.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                 except StoreError as e:
                     st.error(ui.plain(str(e).splitlines()[0]))

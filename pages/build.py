@@ -36,7 +36,7 @@ if not allowed:
     if st.button("Record consent granted", disabled=not note.strip() or ui.recorder() is None):
         consent.record(store, case_id, "granted", ui.recorder(), note)
         ui.access(case_id, "consent", "granted")
-        st.session_state.pop("build_consent_note", None)
+        ui.clear_later("build_consent_note")  # the next record gives its own note
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)

@@ -85,7 +85,7 @@ with right:
                 add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
                          ui.who(), why)
                 ui.flash("success", f"{link_line(source, relation, target)} added")
-                st.session_state.pop("add-link-reason", None)  # the next link gives its own reason
+                ui.clear_later("add-link-reason")  # the next link gives its own reason
             except StoreError as e:
                 ui.flash("error", str(e))
             st.rerun()
@@ -98,7 +98,7 @@ with right:
                 retype_link(store, case_id, lid, relation, ui.who(), why)
                 old = next(l for l in links if l.id == lid)
                 ui.flash("success", f"{link_line(old.source, relation, old.target)} (was {word(old.relation)})")
-                st.session_state.pop("link-reason", None)
+                ui.clear_later("link-reason")
                 st.rerun()
         chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link", format_func=link_named)
         st.button("Delete link", disabled=not ui.named(),

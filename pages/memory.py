@@ -269,7 +269,7 @@ def edit_form() -> None:
             except (StoreError, ValueError) as e:
                 ui.flash("error", str(e).splitlines()[0])
             else:
-                st.session_state.pop(f"{form}-reason", None)  # the next change gives its own reason
+                ui.clear_later(f"{form}-reason")  # the next change gives its own reason
             st.rerun()
 
 

@@ -34,7 +34,7 @@ def record_consent(state: str) -> None:
     except StoreError as e:
         ui.flash("error", e)
         return
-    st.session_state.pop("consent_note", None)  # the next change gives its own note
+    st.session_state["consent_note"] = ""  # the next change gives its own note (set in the callback: the browser's box empties too)
     if state == "withdrawn":
         job = ui.jobs().get(case_id)
         if job is not None and job.running:

@@ -375,13 +375,15 @@ def test_item6_search_for_father_finds_the_units_saying_dad(said_server, browser
 def _type_name(driver, name):
     from selenium.webdriver.common.keys import Keys
 
-    _open_sidebar(driver)
-    box = _box(driver, "Your name (for the edit history)")
-    if box.get_attribute("value") != name:
+    label = "Your name (for the edit history)"
+    assert _wait(lambda: _box(driver, label), 60), "no name box in the sidebar"
+    if _box(driver, label).get_attribute("value") != name:  # a name kept from an earlier test is used as it is
+        _wait(lambda: _open_sidebar(driver) or True, 30)
+        box = _box(driver, label)
         box.send_keys(Keys.CONTROL, "a")
         box.send_keys(name, Keys.ENTER)
-        _wait(lambda: _box(driver, "Your name (for the edit history)").get_attribute("value") == name, 10)
-    time.sleep(1)
+        assert _wait(lambda: _box(driver, label).get_attribute("value") == name, 20)
+        time.sleep(1)
     _fold_sidebar(driver)
 
 
@@ -389,30 +391,43 @@ def _open_editor(driver, url, case_id, unit_id):
     driver.get(f"{url}/memory?case={case_id}&unit={unit_id}")
     assert _wait(lambda: f"m{unit_id}" in driver.find_element("id", "unit-card").text, 60)
     _type_name(driver, "Dr. Lee")
-    toggle = _wait(lambda: next(e for e in driver.find_elements("css selector", "[data-testid=stCheckbox] label, "
-                                                                "[data-testid=stToggle] label") if e.text.strip() == "Edit"), 30)
-    assert toggle, "no Edit toggle"
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", toggle)
-    if not _wait(lambda: _box(driver, "Reason for the change"), 2):
-        toggle.click()
+    def toggle():
+        found = next(e for e in driver.find_elements("css selector", "[data-testid=stCheckbox] label")
+                     if e.text.strip() == "Edit")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", found)
+        found.click()
+        return True
+
+    for _ in range(3):  # the toggle may be redrawn under the click (the name just typed reruns the page)
+        if _wait(lambda: _box(driver, "Reason for the change"), 20):
+            break
+        assert _wait(toggle, 30), "no Edit toggle"
     assert _wait(lambda: _box(driver, "Reason for the change"), 30), "the edit form did not open"
 
 
 def _set(driver, label, value):
+    """Type a value into a text box, again if the page redrew the box meanwhile."""
     from selenium.webdriver.common.keys import Keys
 
-    box = _box(driver, label)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
-    box.click()
-    box.send_keys(Keys.CONTROL, "a", Keys.DELETE)
-    box.send_keys(value)
+    def typed():
+        box = _box(driver, label)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
+        box.click()
+        box.send_keys(Keys.CONTROL, "a", Keys.DELETE)
+        box.send_keys(value)
+        return _box(driver, label).get_attribute("value") == value
+
+    assert _wait(typed, 30), f"could not type into {label}"
 
 
 def _save(driver):
-    button = _button(driver, "Save correction")
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
-    time.sleep(0.5)
-    button.click()
+    def clicked():
+        button = _button(driver, "Save correction")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        button.click()
+        return True
+
+    assert _wait(clicked, 30), "no Save correction button"
 
 
 def _history(db, unit_id) -> list[dict]:

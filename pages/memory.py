@@ -91,11 +91,15 @@ picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode
                       key="memory_table")
 selection = picked.selection if picked is not None else {}
 rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
-# A row clicked now wins; otherwise the unit asked for by the URL or another page, else the first.
+# A row clicked now wins; a new search opens its best hit (not the card open before, even when
+# that one is among the hits); otherwise the unit asked for by the URL or another page, else the first.
 if rows and rows != st.session_state.get("_memory_rows") and rows[0] < len(ids):
     st.session_state["unit_id"] = ids[rows[0]]
     st.session_state["_scroll_to_card"] = True
+elif f_text.strip() and f_text != st.session_state.get("_memory_search"):
+    st.session_state["unit_id"] = ids[0]
 st.session_state["_memory_rows"] = rows
+st.session_state["_memory_search"] = f_text
 chosen = ui.chosen_unit()
 asked = st.session_state.get("unit_id") or st.query_params.get("unit")
 if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case

@@ -79,8 +79,10 @@ def _units_formed(text: str) -> int:
 def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(server, browser, size):
     browser.set_window_size(*SIZES[size])
     browser.get(f"{server}/build?case=daniel-{size}")
-    start = _wait(lambda: _button(browser, "Start / resume build"), 60)
-    assert start is not None and start.is_enabled() and not _button(browser, "Stop").is_enabled()
+    # Waited for, not read at once: under load the page can be caught mid-draw with Stop not yet disabled.
+    start = _wait(lambda: _button(browser, "Start / resume build").is_enabled()
+                  and not _button(browser, "Stop").is_enabled() and _button(browser, "Start / resume build"), 60)
+    assert start is not None, "before Start: Start is not enabled, or Stop is"
     assert "No build started" in _text(browser)
     browser.execute_script("window.__same_page = 1")  # gone if the page were loaded again
     start.click()

@@ -189,6 +189,8 @@ def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggest
     table = at.dataframe[0].value.data if hasattr(at.dataframe[0].value, "data") else at.dataframe[0].value
     first = store.get_unit("sample-daniel", int(table["id"].iloc[0]))
     assert "care home" in first.fact.text and table["matched"].iloc[0].startswith("care, home")
+    # A new search opens its best hit, though the card open before (about Dad) is among the hits too.
+    assert at.subheader[0].value == f"m{first.id}"
     next(t for t in at.text_input if t.label == "Text contains").input("gardening").run()
     assert any("by its words or its meaning" in i.value for i in at.info)
     next(b for b in at.button if b.label == "Ask it on the Ask page").click().run()

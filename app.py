@@ -77,4 +77,5 @@ with st.sidebar:
         st.dataframe(settings_rows(s.model_dump(exclude={"llm", "backends", "auth"})
                                    | {"llm": cfg.model_dump(exclude={"api_key"})}), hide_index=True)
 
+ui.clear_pending()  # before the page's widgets are drawn
 page.run()

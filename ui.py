@@ -214,6 +214,19 @@ def flash(kind: str, message: object) -> None:
     st.session_state.setdefault("_flash", []).append((kind, plain(message)))
 
 
+def clear_later(*keys: str) -> None:
+    """Empty these text boxes on the next run (the reason just saved must not stay for the next
+    change). Removing a box's key is not enough: the browser keeps what was typed and sends it back;
+    a value set before the box is drawn reaches the browser, but a box drawn in this run cannot be set."""
+    st.session_state.setdefault("_clear", set()).update(keys)
+
+
+def clear_pending() -> None:
+    """Run before the page draws its widgets (app.py): the boxes ``clear_later`` named are emptied."""
+    for key in st.session_state.pop("_clear", set()):
+        st.session_state[key] = ""
+
+
 def show_flash() -> None:
     for kind, message in st.session_state.pop("_flash", []):
         getattr(st, kind)(message)

@@ -4,9 +4,20 @@ as they are). Sessions and turns are counted from 1; enum values read as words; 
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timezone
+
 from ftamem_core.construction.temporal import spoken
 
 NOTHING = "—"
+# Stored values whose words are not just the value with spaces for underscores.
+WORDS = {"followup_of": "follow-up of", "llm_calls": "model calls", "bws": "BWS"}
+# Stored field names (the edit history's "field") as the card and the edit form name them.
+FIELDS = {"fact.text": "fact", "fact.summary": "summary", "fact.content_type": "content type",
+          "fact.participants": "who", "time.event_time": "event time", "time.event_time_expression": "time as said",
+          "time.time_orientation": "time orientation", "time.completion": "completion",
+          "affect.emotion_or_state": "feeling", "affect.intention_or_plan": "intention or plan",
+          "affect.relation_cues": "relations", "lifecycle_status": "lifecycle", "construction_status": "status"}
 
 
 def number(idx: int | None) -> str:
@@ -19,7 +30,17 @@ def word(value: object) -> str:
     None and empty → "—"."""
     if value is None or str(value).strip() in ("", "unknown"):
         return NOTHING
-    return str(value).replace("_", " ")
+    return WORDS.get(str(value), str(value).replace("_", " "))
+
+
+def words(value: object) -> str:
+    """A value made of enum values (an audit stratum "model · current_state · session 1") as words."""
+    return NOTHING if value is None or str(value).strip() == "" else re.sub(r"\w+", lambda m: word(m.group()), str(value))
+
+
+def field(name: object) -> str:
+    """A stored field name as the card names it: ``fact.participants`` → "who"."""
+    return FIELDS.get(str(name), text(name).replace("_", " ").split(".")[-1]) if name else NOTHING
 
 
 def date(value: object) -> str:
@@ -30,23 +51,72 @@ def date(value: object) -> str:
     return spoken(str(value)) or NOTHING
 
 
+def moment(value: object) -> str:
+    """An ISO timestamp as people write it with its time of day: "6 December 2026, 05:27 UTC" (a
+    timestamp with a zone is shown in UTC, and says so); a bare date as ``date`` does."""
+    if value is None or str(value).strip() in ("", "unknown"):
+        return NOTHING
+    try:
+        at = datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        return date(value)
+    if "T" not in str(value) and " " not in str(value).strip():
+        return date(value)
+    zone = ""
+    if at.tzinfo is not None:
+        at, zone = at.astimezone(timezone.utc), " UTC"
+    return f"{at.day} {at:%B %Y}, {at:%H:%M}{zone}"
+
+
+def span(first: int | None, last: int | None) -> str:
+    """A stored 0-based turn span as people count it: (0, 5) → "1–6", (3, 3) → "4"."""
+    if first is None or last is None or first == last:
+        return number(first if first is not None else last)
+    return f"{number(first)}–{number(last)}"
+
+
+def turns(indices) -> str:
+    """Stored 0-based turn indices as people count them: [2, 6] → "3, 7"."""
+    return ", ".join(number(i) for i in indices) or NOTHING
+
+
+def link(source: int, relation: object, target: int, confidence: object = None) -> str:
+    """A typed link as read: "m12 follow-up of m7 (high confidence)"; a confidence not given is left out."""
+    sure = word(confidence)
+    return f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
+
+
+def rows(records: list[dict], columns: dict[str, str], dates: tuple[str, ...] = ("at",),
+         enums: tuple[str, ...] = ()) -> list[dict]:
+    """Log rows (consent, access, rounds) as people read them: only ``columns`` (stored name →
+    heading), in that order; timestamps with their time of day, enum values as words, empty as "—"."""
+    return [{label: moment(r.get(key)) if key in dates else word(r.get(key)) if key in enums else text(r.get(key))
+             for key, label in columns.items()} for r in records]
+
+
 def text(value: object) -> str:
     """Any shown value: None or empty → "—"."""
     return NOTHING if value is None or str(value).strip() == "" else str(value)
 
 
+ENUM_FIELDS = {"fact.content_type", "time.time_orientation", "time.completion", "lifecycle_status", "completeness",
+               "construction_status", "relation", "confidence"}
 HISTORY_FIRST = {"who": "who", "at": "when", "action": "what", "reason": "why"}
+HISTORY_REST = {"object": "of", "field": "field", "old": "was", "new": "became"}
 
 
-def history_rows(rows: list[dict]) -> list[dict]:
-    """The history table as people read it: who, when, what, why first, then the rest."""
-    out = []
-    for row in rows:
-        shown = {label: (date(row.get(key)) if key == "at" else word(row.get(key)) if key == "action"
-                         else text(row.get(key))) for key, label in HISTORY_FIRST.items()}
-        shown.update({k: text(v) for k, v in row.items() if k not in HISTORY_FIRST})
-        out.append(shown)
-    return out
+def history_rows(records: list[dict]) -> list[dict]:
+    """The history table as people read it: who, when, what, why first, then the field changed
+    (as the card names it), what it was and became (dates as written, choices as words, the stored
+    nothing as "—"); no case or row ids."""
+    shown = rows(records, HISTORY_FIRST | HISTORY_REST, dates=("at", "old", "new"), enums=("action",))
+    for out, r in zip(shown, records):
+        out["field"] = field(r.get("field"))
+        if r.get("field") in ENUM_FIELDS:  # the values of a choice as words
+            out["was"], out["became"] = words(r.get("old")), words(r.get("new"))
+        kind, number_ = r.get("object"), r.get("object_id")
+        out["of"] = f"m{number_}" if kind == "unit" else NOTHING if kind is None else f"{word(kind)} {number_}"
+    return shown
 
 
 def value(v: object) -> str:
@@ -56,6 +126,13 @@ def value(v: object) -> str:
     if isinstance(v, (list, tuple, set)):
         return ", ".join(map(str, v)) or NOTHING
     return text(v)
+
+
+def cells(records: list[dict]) -> list[dict]:
+    """A table's rows with every cell as read (``value``: yes/no, "—" for nothing; numbers stay
+    numbers) and every heading in words (``not_applicable`` → "not applicable")."""
+    return [{k.replace("_", " "): v if isinstance(v, (int, float)) and not isinstance(v, bool) else value(v)
+             for k, v in r.items()} for r in records]
 
 
 def settings_rows(settings: dict, prefix: str = "") -> list[dict]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .display import date, link as link_line, span, word
 from .models import FTAUnit, Link
 
 COLOURS = {
@@ -42,10 +43,11 @@ def network(units: list[FTAUnit], links: list[Link]):
     for u in units:
         label = u.fact.summary or u.fact.text
         label = label if len(label) <= 40 else label[:39] + "…"
-        title = (f"m{u.id} · {u.fact.content_type} · {u.lifecycle_status}\n{u.fact.text}\n"
-                 f"said {u.time.dialogue_time or 'unknown'}; happened {u.time.event_time}\n"
-                 f"feeling: {u.affect.emotion_or_state}; intention: {u.affect.intention_or_plan}\n"
-                 f"turns {u.evidence.start}-{u.evidence.end}")
+        # As people read it (display): words, dates, turns counted from 1, "—" for nothing.
+        title = (f"m{u.id} · {word(u.fact.content_type)} · {word(u.lifecycle_status)}\n{u.fact.text}\n"
+                 f"said {date(u.time.dialogue_time)}; happened {date(u.time.event_time)}\n"
+                 f"feeling: {word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}\n"
+                 f"turns {span(u.evidence.start, u.evidence.end)}")
         out = u.disputed or u.lifecycle_status == "archived"  # out of retrieval: greyed
         if out:
             title += "\n(disputed)" if u.disputed else "\n(archived)"
@@ -53,7 +55,8 @@ def network(units: list[FTAUnit], links: list[Link]):
                      color=OUT_OF_RETRIEVAL if out else COLOURS.get(u.fact.content_type, "#bab0ac"))
     for link in links:
         if link.source in ids and link.target in ids:
-            net.add_edge(link.source, link.target, title=f"{link.relation} ({link.confidence})", label=link.relation,
+            net.add_edge(link.source, link.target, title=link_line(link.source, link.relation, link.target, link.confidence),
+                         label=word(link.relation),
                          color=EDGE_COLOURS.get(link.relation, "#aaaaaa"), arrows="to")
     return net
 

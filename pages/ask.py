@@ -10,9 +10,9 @@ import time
 import streamlit as st
 
 import ui
-from ftamem_core.governance import consent
 from ftamem_core.construction import estimate
-from ftamem_core.display import NOTHING, date, number
+from ftamem_core.governance import consent
+from ftamem_core.display import NOTHING, date, number, span, turns, word
 from ftamem_core.config import PRESETS
 from ftamem_core.retrieval.inference import STAGES, ask
 from ftamem_core.retrieval.packet import BUDGET, COVERED
@@ -43,8 +43,8 @@ def research(trace) -> None:
         pointed |= set(trace.shown_turn_ids)
         st.text(f"Gold answer: {gold.answer if gold.answer is not None else '(none: not answerable)'}")
         if evidence:
-            st.text(f"Gold evidence turns: {', '.join(map(str, evidence))}; in the packet: "
-                    f"{', '.join(str(i) for i in evidence if i in pointed) or 'none'}")
+            st.text(f"Gold evidence turns: {turns(evidence)}; in the packet: "
+                    f"{turns([i for i in evidence if i in pointed]) if pointed & set(evidence) else 'none'}")
     st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
         f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
         + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
@@ -52,7 +52,7 @@ def research(trace) -> None:
                        f"trace-{trace.case_id}.json".replace("/", "_"), "application/json")
     st.subheader("Rewritten query and cues")
     st.text(trace.query)
-    st.dataframe([{"cue": name, "values": ", ".join(map(str, values)) or NOTHING}
+    st.dataframe([{"cue": word(name), "values": ", ".join(map(str, values)) or NOTHING}
                   for name, values in trace.cues.model_dump().items()], hide_index=True)
     st.subheader("Scored candidates")
     if trace.settings.get("source_similarity"):
@@ -69,21 +69,22 @@ def research(trace) -> None:
                  hide_index=True)
     st.subheader("Memory packet")
     if trace.channel_turn_ids:
-        st.caption("Turn channel (beyond the paper, setting turn_channel): raw turns "
-                   + ", ".join(str(i) for i in trace.channel_turn_ids) + " are shown word for word under Other turns.")
-    st.text(trace.packet_text)  # as the model read it, its section marks included
+        st.caption(ui.plain("Turn channel (beyond the paper, setting turn_channel): raw turns "
+                            + turns(trace.channel_turn_ids) + " are shown word for word under Other turns."))
+    st.caption("As the model read it, its section marks included; the packet counts turns from 0 ([0] is turn 1).")
+    st.text(trace.packet_text)
 
 
 if stored:
     c1, c2 = st.columns([4, 1])
     c1.selectbox("The case's stored questions", range(len(stored)), key="ask_starter",
-                 format_func=lambda i: f"{stored[i].category or NOTHING} · {stored[i].question[:120]}")
+                 format_func=lambda i: f"{word(stored[i].category)} · {stored[i].question[:120]}")
     c2.button("Use this question", on_click=use_starter)
 
 allowed = consent.granted(store, case_id)  # inference.ask refuses too; this says why before typing
 if not allowed:
     st.warning(ui.plain(f"A question sends this case's memory and turns to the model, which needs the person's "
-                        f"consent; this case has none ({consent.state(store, case_id)['state']}). Record it on "
+                        f"consent; this case has none ({word(consent.state(store, case_id)['state'])}). Record it on "
                         "the Privacy page."))
 case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
 with st.form("ask"):
@@ -96,7 +97,7 @@ with st.form("ask"):
         lam = c3.number_input("λ", 0.0, 1.0, settings.lam, step=0.05,
                               help="weight of embedding similarity in R; the rest is the cue score (people, time, type, affect)")
         b = c4.number_input("B", 0, 10, settings.link_expansion, help="linked neighbours added per retrieved unit")
-        preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"),
+        preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"), format_func=word,
                               help="the full method, or one ablation (what it switches off is in its name)")
         archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
     submitted = st.form_submit_button("Ask", type="primary", disabled=not allowed)
@@ -165,13 +166,13 @@ if trace is not None and trace.case_id == case_id:
     st.subheader("Sources")
     if not cited:
         st.text("The answer cites no memory unit." + (" The turns the model read:" if trace.channel_turn_ids else ""))
-        turns = {t.idx: t for t in store.turns(case_id)} if trace.channel_turn_ids else {}
+        read = {t.idx: t for t in store.turns(case_id)} if trace.channel_turn_ids else {}
         for i in trace.channel_turn_ids:
-            if i in turns:
-                st.text(f"[{number(i)}] {turns[i].speaker or turns[i].role}: {turns[i].text}")
+            if i in read:
+                st.text(f"[{number(i)}] {read[i].speaker or read[i].role}: {read[i].text}")
     for uid in cited:
         with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}"), expanded=len(cited) == 1):
-            st.text(f"Turns {number(units[uid].evidence.start)}–{number(units[uid].evidence.end)}, "
+            st.text(f"Turns {span(units[uid].evidence.start, units[uid].evidence.end)}, "
                     f"said {date(units[uid].time.dialogue_time)}:")
             for t in trace.packet.sources.get(uid, []):
                 st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
@@ -179,7 +180,10 @@ if trace is not None and trace.case_id == case_id:
                 ui.open_unit(uid)
     left_out = {uid: why for uid, why in trace.left_out.items() if uid in trace.kept_ids}
     if left_out:
+        facts = store.unit_facts(case_id, list(left_out))
         st.caption(ui.plain("Kept for this question but not shown to the model: " + "; ".join(
-            f"m{uid} ({WHY_LEFT_OUT.get(why, why)})" for uid, why in left_out.items())))
+            f"m{uid} ({WHY_LEFT_OUT.get(why, word(why))})" for uid, why in left_out.items())))
+        for uid in left_out:  # which units, in their words
+            st.text(f"m{uid}: {facts.get(uid, '(deleted)')}")
     with st.expander("Research view: cues, candidates, formula, packet, trace"):
         research(trace)

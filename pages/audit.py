@@ -8,7 +8,7 @@ import plotly.express as px
 import streamlit as st
 
 import ui
-from ftamem_core.display import date, number, text, word
+from ftamem_core.display import cells, date, link as link_line, number, rows, text, word, words
 from ftamem_core.governance import audit
 from ftamem_core.governance.audit.checks import CHECKS
 from ftamem_core.storage.store import StoreError
@@ -55,8 +55,10 @@ if not rounds:
     st.info("No audit round yet: draw one above.")
     st.stop()
 
-st.dataframe([{"round": r["id"], "scope": r["scope"], "cases": ", ".join(r["cases"]), "items": r["items"],
-               "seed": r["seed"], "drawn by": r["created_by"], "at": r["created_at"]} for r in rounds], hide_index=True)
+st.dataframe(rows([{**r, "cases": ", ".join(r["cases"])} for r in rounds],
+                  {"id": "round", "scope": "scope", "cases": "cases", "items": "items", "seed": "seed",
+                   "created_by": "drawn by", "created_at": "when"}, dates=("created_at",), enums=("scope",)),
+             hide_index=True)
 ids = [r["id"] for r in rounds]
 if st.session_state.get("audit_round") not in ids:
     st.session_state["audit_round"] = ids[-1]
@@ -91,12 +93,12 @@ with score_tab:
         ui.access(view["item"]["case_id"], "view", "audit page")
         if view["item"]["case_id"] != ui.active_case():  # the active case's banner is shown above
             ui.consent_banner(view["item"]["case_id"])
-        st.text(f"Case {view['item']['case_id']} · {view['item']['kind']} · {view['item']['stratum']}")
+        st.text(f"Case {view['item']['case_id']} · {word(view['item']['kind'])} · {words(view['item']['stratum'])}")
         for note in view["changed"]:
             st.warning(ui.plain(f"{note} since the round was drawn"))
         if view["link"]:
             link = view["link"]
-            st.text(f"Link: m{link['source']} {link['relation']} m{link['target']} (confidence {link['confidence']})")
+            st.text(f"Link: {link_line(link['source'], link['relation'], link['target'], link['confidence'])}")
         columns = st.columns(len(view["units"]))
         for column, shown in zip(columns, view["units"]):
             with column:
@@ -156,19 +158,19 @@ with score_tab:
                                       ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
                         ui.flash("success", f"m{target} corrected.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c2.button("Mark disputed", key=f"audit-dispute-{item_id}", disabled=not reason.strip()):
                         audit.dispute(store, ui.embedder(), item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit dispute of m{target}")
                         ui.flash("success", f"m{target} marked disputed.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c3.button("Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)):
                         audit.delete(store, item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit deletion of m{target}")
                         ui.flash("success", f"m{target} deleted.")
-                        st.session_state.pop(f"audit-why-{item_id}", None)
+                        ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                 except StoreError as e:
                     st.error(ui.plain(str(e).splitlines()[0]))
@@ -191,11 +193,11 @@ with report_tab:
         for case_id in {c for r in rep["rounds"] for c in r["cases"]}:
             ui.access(case_id, "view", "audit report")
         st.subheader("Mean scores (0–2), as in the paper's audit table")
-        st.dataframe(rep["table"], hide_index=True)
+        st.dataframe(cells(rep["table"]), hide_index=True)
         st.subheader("Agreement")
         st.caption("Cohen's kappa (linear weights) for two annotators; Krippendorff's alpha (ordinal); the share "
                    "of items scored by all on which all agree.")
-        st.dataframe([{"criterion": label, **a} for label, a in rep["agreement"].items()], hide_index=True)
+        st.dataframe(cells([{"criterion": label, **a} for label, a in rep["agreement"].items()]), hide_index=True)
         shares = [{"criterion": label, "score": score, "share": share}
                   for label, d in rep["distribution"].items() for score, share in d.items() if share is not None]
         if shares:
@@ -203,15 +205,16 @@ with report_tab:
                                    title="Share of 0 / 1 / 2 per criterion"), width="stretch")
         st.subheader(f"Disagreements ({len(rep['disagreements'])})")
         st.dataframe([{**{k: d[k] for k in ("item", "case", "units", "criterion")},
-                       "scores": json.dumps(d["scores"], ensure_ascii=False),
-                       "comments": json.dumps(d["comments"], ensure_ascii=False)} for d in rep["disagreements"]],
-                     hide_index=True)
+                       "scores": ", ".join(f"{who} {v}" for who, v in d["scores"].items()),
+                       "comments": "; ".join(f"{who}: {c}" for who, c in d["comments"].items()) or text(None)}
+                      for d in rep["disagreements"]], hide_index=True)
         st.subheader(f"Changed since the draw ({len(rep['changed_since_draw'])})")
         st.dataframe([{**c, "changes": "; ".join(c["changes"])} for c in rep["changed_since_draw"]], hide_index=True)
         st.subheader("Automatic checks (beside the human scores, never instead of them)")
-        st.dataframe([{"check": name, **c} for name, c in rep["checks"].items()], hide_index=True)
+        st.dataframe(cells([{"check": word(name), **c} for name, c in rep["checks"].items()]), hide_index=True)
         st.subheader("Items")
-        st.dataframe(rep["items"], hide_index=True)
+        st.dataframe(cells([{**i, "kind": word(i["kind"]), "stratum": words(i["stratum"])} for i in rep["items"]]),
+                     hide_index=True)
         c1, c2 = st.columns(2)
         c1.download_button("Scores as CSV", audit.scores_csv(store, chosen or [round_id]), f"audit-round-{round_id}.csv",
                            "text/csv")

@@ -8,7 +8,7 @@ import ui
 from ftamem_core.construction import build_events as ev
 from ftamem_core.governance import consent
 from ftamem_core.construction.builder import Builder
-from ftamem_core.display import date, number, word
+from ftamem_core.display import NOTHING, date, link as link_line, number, span, turns, word
 from ftamem_core.governance.editing import human_corrections
 from ftamem_core.errors import describe
 from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
@@ -36,11 +36,11 @@ if not allowed:
     if st.button("Record consent granted", disabled=not note.strip() or ui.recorder() is None):
         consent.record(store, case_id, "granted", ui.recorder(), note)
         ui.access(case_id, "consent", "granted")
-        st.session_state.pop("build_consent_note", None)
+        ui.clear_later("build_consent_note")  # the next record gives its own note
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)
-segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"],
+segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"], format_func=word,
                               index=["bws", "fixed", "session", "pair"].index(settings.segmentation))
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)
 from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
@@ -88,7 +88,7 @@ ui.confirm_dialog("confirm-rebuild", "Rebuild from scratch?",
 
 def unit_card(u: FTAUnit) -> None:
     with st.container(border=True):
-        st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {number(u.evidence.start)}–{number(u.evidence.end)}"))
+        st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {span(u.evidence.start, u.evidence.end)}"))
         st.text(u.fact.text)
         st.caption(ui.plain(f"time: said {date(u.time.dialogue_time)}, happened {date(u.time.event_time)} "
                             f"({word(u.time.time_orientation)}, {word(u.time.completion)}) · feeling: "
@@ -146,14 +146,14 @@ def live() -> None:
     if began:
         st.dataframe([{"session": number(i), "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
                        "state": "done" if i in ended else "building" if job.running else "stopped",
-                       "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else None}
+                       "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else NOTHING}
                       for i, t in began.items()], hide_index=True)
     if last_window:
-        st.subheader(f"Window turns {number(last_window.start)}–{number(last_window.end)}")
-        rows = [{"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "final"} for a, b, t in last_window.final]
+        st.subheader(f"Window turns {span(last_window.start, last_window.end)}")
+        rows = [{"span": span(a, b), "trigger": word(t), "state": "final"} for a, b, t in last_window.final]
         if last_window.provisional:
             a, b, t = last_window.provisional
-            rows.append({"span": f"{number(a)}–{number(b)}", "trigger": t, "state": "provisional (carried to the next window)"})
+            rows.append({"span": span(a, b), "trigger": word(t), "state": "provisional (carried to the next window)"})
         st.dataframe(rows, hide_index=True)
     units = [e.unit for e in events if isinstance(e, ev.UnitFinalised)]
     present = store.present_unit_ids(case_id, [u.id for u in units])
@@ -174,12 +174,12 @@ def live() -> None:
             elif isinstance(e, ev.FusionUndone):
                 st.text(f"fusion undone ({e.why}): kept {e.kept}")
             elif isinstance(e, ev.TurnsCut):
-                st.caption(f"turns {', '.join(map(str, e.turns))} cut to fit the prompt "
+                st.caption(f"turns {turns(e.turns)} cut to fit the prompt "
                            f"({e.limit:,} characters for a prompt's turns); stored whole")
             elif isinstance(e, ev.CoveragePass):
-                st.caption(f"coverage pass for turns {', '.join(map(str, e.turns))}")
+                st.caption(f"coverage pass for turns {turns(e.turns)}")
             elif isinstance(e, ev.VerbatimKept):
-                st.caption(f"turns in no unit kept in their own words: {', '.join(map(str, e.turns))}")
+                st.caption(f"turns in no unit kept in their own words: {turns(e.turns)}")
             elif isinstance(e, ev.DuplicateMerged):
                 st.text(f"merged a near-duplicate: {e.dropped}")
             elif isinstance(e, ev.FactSplit):
@@ -193,7 +193,7 @@ def live() -> None:
                 st.text(f"dropped, not in its turns ({e.support:.0%} of its words): {e.fact}")
             elif isinstance(e, ev.LinkAdded):
                 link = e.link
-                st.caption(ui.plain(f"m{link.source} {link.relation} m{link.target} ({link.confidence})"))
+                st.caption(ui.plain(link_line(link.source, link.relation, link.target, link.confidence)))
 
 
 ui.show_flash()

@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from ftamem_core.display import date, number, text
+from ftamem_core.display import date, moment, number, rows, text, word
 from ftamem_core.governance.editing import human_corrections
 from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
 from ftamem_core.ingest import ingest_file, parse_pasted_session, session_from_rows, upload_name
@@ -19,8 +19,10 @@ store = ui.active_store()
 cases = store.list_cases()
 
 if cases:
-    st.dataframe(cases, hide_index=True,
-                 column_order=["id", "name", "source_format", "sessions", "turns", "units", "questions", "last_build_at"])
+    st.dataframe(rows(cases, {"id": "case", "name": "name", "source_format": "format", "sessions": "sessions",
+                              "turns": "turns", "units": "units", "questions": "questions",
+                              "last_build_at": "last build", "created_at": "loaded"},
+                      dates=("last_build_at", "created_at")), hide_index=True)
     st.caption("Choose the active case in the sidebar.")
     unbuilt = [c for c in cases if not c["units"]]
     if unbuilt:  # what to do next, with how long it takes here
@@ -167,7 +169,9 @@ if case_id:
     sessions = store.sessions(case_id)
     st.dataframe([{"#": number(s.idx), "id": s.source_id, "time": date(s.time) if s.time else text(s.time_text), "turns": counts.get(s.id, 0)}
                   for s in sessions], hide_index=True)
-    pick = st.selectbox("Show turns of session", [s.idx for s in sessions])
-    session = sessions[pick]
-    st.dataframe([{"idx": t.idx, "role": t.role, "speaker": t.speaker, "text": t.text}
-                  for t in store.turns(case_id, session_id=session.id)], hide_index=True)
+    pick = st.selectbox("Show turns of session", [s.idx for s in sessions], format_func=number)
+    session = next(s for s in sessions if s.idx == pick)
+    shown = store.turns(case_id, session_id=session.id)
+    timed = len({t.timestamp for t in shown}) > 1  # a time column only where turns have their own times
+    st.dataframe([{"turn": number(t.idx), "role": word(t.role), "speaker": text(t.speaker),
+                   **({"time": moment(t.timestamp)} if timed else {}), "text": t.text} for t in shown], hide_index=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+from ftamem_core.display import cells
 from ftamem_core.evaluation.report import LOCOMO_TABLE, figures, metric_columns, read_rows
 
 st.title("Evaluate")
@@ -24,10 +25,10 @@ def load(run: Path) -> dict:
     return json.loads((run / "summary.json").read_text(encoding="utf-8"))
 
 
-st.dataframe([{"run": p.name, "dataset": (s := load(p))["dataset"], "cases": ", ".join(s["cases"]),
+st.dataframe(cells([{"run": p.name, "dataset": (s := load(p))["dataset"], "cases": ", ".join(s["cases"]),
                "methods": ", ".join(s["methods"]), "questions": max((m["questions"] for m in s["methods"].values()),
                                                                   default=0),
-               "model": f"{s['llm']['backend']} · {s['llm']['model']}"} for p in runs], hide_index=True)
+               "model": f"{s['llm']['backend']} · {s['llm']['model']}"} for p in runs]), hide_index=True)
 names = [p.name for p in runs]
 chosen = st.selectbox("Run", names)
 summary = load(root / chosen)
@@ -42,27 +43,27 @@ else:
     heads = [f"{name} {metric}" for _, name in LOCOMO_TABLE for metric in ("F1", "BLEU-1")] + ["Average F1",
                                                                                             "Average BLEU-1"]
 st.subheader("Scores (like the paper's " + ("Table 2)" if dataset == "esmemeval" else "Table 3)"))
-st.dataframe([{"method": m, **{h: None if v is None else round(100 * v, 2) for h, v in zip(heads, metric_columns(dataset, s))},
+st.dataframe(cells([{"method": m, **{h: None if v is None else round(100 * v, 2) for h, v in zip(heads, metric_columns(dataset, s))},
                "judge": s["overall"].get("judge"), "Avg.R": summary["average_rank"].get(m)}
-              for m, s in summary["methods"].items()], hide_index=True)
+              for m, s in summary["methods"].items()]), hide_index=True)
 if dataset == "locomo":
     st.subheader("LoCoMo official scoring (F1 per category id)")
-    st.dataframe([{"method": m, **{f"{c} {n}": s["category"].get(c, {}).get("f1_official")
+    st.dataframe(cells([{"method": m, **{f"{c} {n}": s["category"].get(c, {}).get("f1_official")
                                    for c, n in summary["names"].items()},
                    "1-4": s["overall"].get("f1_official_categories_1_4"), "all": s["overall"]["f1_official"]}
-                  for m, s in summary["methods"].items()], hide_index=True)
+                  for m, s in summary["methods"].items()]), hide_index=True)
 st.subheader("Cost and evidence (like Tables 5 and 6)")
 st.caption("Content recall: the gold turns whose words the text shown to the model holds (the headline); "
            "pointer recall: the gold turns it shows or points to. null and verbatim are memories built without a "
            "model: a figure they reach measures little.")
-st.dataframe([{"method": m, "questions": s["questions"], "content recall": s.get("content_recall"),
+st.dataframe(cells([{"method": m, "questions": s["questions"], "content recall": s.get("content_recall"),
                "pointer recall": s["evidence_recall"],
                "packet tokens": s["packet_tokens"], "answer-stage tokens / question": s["answer_stage_tokens"],
                "construction": s["construction"], **s["construction_cost"], "notes": "; ".join(s["notes"])}
-              for m, s in summary["methods"].items()], hide_index=True)
+              for m, s in summary["methods"].items()]), hide_index=True)
 if summary["bootstrap"]:
     st.subheader("Paired bootstrap over questions, resampled within each case (95%)")
-    st.dataframe([{"difference": k, **v} for k, v in summary["bootstrap"].items()], hide_index=True)
+    st.dataframe(cells([{"difference": k, **v} for k, v in summary["bootstrap"].items()]), hide_index=True)
 for figure in figures(summary):
     st.plotly_chart(figure, width="stretch")
 
@@ -85,4 +86,4 @@ table = [{"case": a["case"], "category": a.get("category"), "question": a["quest
          for a, b in pairs if not only_diff or a.get(metric) != b.get(metric)]
 st.text(f"{len(pairs)} questions in both; A better on {sum((a.get(metric) or 0) > (b.get(metric) or 0) for a, b in pairs)}, "
         f"B better on {sum((a.get(metric) or 0) < (b.get(metric) or 0) for a, b in pairs)}")
-st.dataframe(table, hide_index=True)
+st.dataframe(cells(table), hide_index=True)

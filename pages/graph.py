@@ -4,7 +4,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 import ui
-from ftamem_core.display import word
+from ftamem_core.display import date, link as link_line, number, word
 from ftamem_core.governance.editing import add_link, delete_link, delete_unit, retype_link
 from ftamem_core.graph import graph_html
 from ftamem_core.models import ContentType, Link, Relation
@@ -22,22 +22,35 @@ if not units:
     st.stop()
 sessions = {s.id: s.idx for s in store.sessions(case_id)}
 c1, c2, c3 = st.columns(3)
-f_session = c1.multiselect("Sessions", sorted(set(sessions.values())))
-f_type = c2.multiselect("Content types", list(ContentType.__args__))
-f_rel = c3.multiselect("Relations", [r for r in Relation.__args__ if r != "unknown"])
+f_session = c1.multiselect("Sessions", sorted(set(sessions.values())), format_func=number)
+f_type = c2.multiselect("Content types", list(ContentType.__args__), format_func=word)
+f_rel = c3.multiselect("Relations", [r for r in Relation.__args__ if r != "unknown"], format_func=word)
 shown = [u for u in units if (not f_session or sessions.get(u.evidence.session_id) in f_session)
          and (not f_type or u.fact.content_type in f_type)]
 shown_links = [l for l in links if not f_rel or l.relation in f_rel]
 components.html(graph_html(shown, shown_links), height=660)
 
 ids = [u.id for u in units]
+facts = {u.id: u.fact.text for u in units}
+
+
+def named(unit_id: int) -> str:
+    """A unit as people pick it: its id with the start of its fact."""
+    return f"m{unit_id} {facts.get(unit_id, '(deleted)')[:60]}"
+
+
+def link_named(link_id: int) -> str:
+    return next(link_line(l.source, l.relation, l.target) for l in links if l.id == link_id)
+
+
 left, right = st.columns(2)
 with left:
     st.subheader("A unit")
-    uid = st.selectbox("Unit", ids, format_func=lambda i: f"m{i} {store.get_unit(case_id, i).fact.text[:60]}")
+    uid = st.selectbox("Unit", ids, format_func=named)
     unit = store.get_unit(case_id, uid)
     st.text(unit.fact.text)
-    st.caption(ui.plain(f"{unit.fact.content_type} · said {unit.time.dialogue_time} · {unit.lifecycle_status}"))
+    st.caption(ui.plain(f"{word(unit.fact.content_type)} · said {date(unit.time.dialogue_time)} · "
+                        f"{word(unit.lifecycle_status)} · session {number(sessions.get(unit.evidence.session_id))}"))
     if st.button("Edit on the Memory page"):
         st.session_state["unit_id"] = uid
         st.switch_page("pages/memory.py")
@@ -58,36 +71,36 @@ with left:
                       delete, label="Delete for good")
 with right:
     st.subheader("Links")
-    st.dataframe([{"id": l.id, "link": f"m{l.source} {word(l.relation)} m{l.target}", "confidence": l.confidence}
+    st.dataframe([{"link": link_line(l.source, l.relation, l.target), "confidence": word(l.confidence),
+                   "newer unit": facts.get(l.source, "(deleted)"), "older unit": facts.get(l.target, "(deleted)")}
                   for l in links], hide_index=True)
     with st.form("add-link"):
         a, b, r = st.columns(3)
-        source = a.selectbox("Newer unit", ids, format_func=lambda i: f"m{i}")
-        target = b.selectbox("Older unit", ids, format_func=lambda i: f"m{i}")
+        source = a.selectbox("Newer unit", ids, format_func=named)
+        target = b.selectbox("Older unit", ids, format_func=named)
         relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"], format_func=word)
         why = st.text_input("Reason", key="add-link-reason")
         if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
                 add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
                          ui.who(), why)
-                ui.flash("success", f"m{source} {word(relation)} m{target} added")
-                st.session_state.pop("add-link-reason", None)  # the next link gives its own reason
+                ui.flash("success", f"{link_line(source, relation, target)} added")
+                ui.clear_later("add-link-reason")  # the next link gives its own reason
             except StoreError as e:
                 ui.flash("error", str(e))
             st.rerun()
     if links:
         with st.form("change-link"):
-            lid = st.selectbox("Link", [l.id for l in links],
-                               format_func=lambda i: next(f"m{l.source} {word(l.relation)} m{l.target}" for l in links if l.id == i))
+            lid = st.selectbox("Link", [l.id for l in links], format_func=link_named)
             relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype", format_func=word)
             why = st.text_input("Reason", key="link-reason")
             if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
-                ui.flash("success", f"link {lid} is now {word(relation)}")
-                st.session_state.pop("link-reason", None)
+                old = next(l for l in links if l.id == lid)
+                ui.flash("success", f"{link_line(old.source, relation, old.target)} (was {word(old.relation)})")
+                ui.clear_later("link-reason")
                 st.rerun()
-        chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link",
-                              format_func=lambda i: next(f"m{l.source} {word(l.relation)} m{l.target}" for l in links if l.id == i))
+        chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link", format_func=link_named)
         st.button("Delete link", disabled=not ui.named(),
                   on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}))
 
@@ -95,8 +108,10 @@ with right:
             link_id = st.session_state["confirm-link-delete"]  # the link the button was pressed for
             delete_link(store, case_id, link_id, ui.who(), reason)
             ui.access(case_id, "change", f"deleted link {link_id}")
-            return f"link {link_id} deleted."
+            return f"{link_named(link_id)} deleted."
 
-        ui.confirm_dialog("confirm-link-delete", f"Delete link {st.session_state.get('confirm-link-delete')}?",
+        pending = st.session_state.get("confirm-link-delete")
+        ui.confirm_dialog("confirm-link-delete", f"Delete the link {link_named(pending)}?" if pending in
+                          {l.id for l in links} else "Delete the link?",
                           "The link goes; both units stay. The history keeps who deleted it, when and why.",
                           delete_chosen, label="Delete link")

@@ -8,7 +8,7 @@ import streamlit as st
 
 import ui
 from ftamem_core.retrieval import search
-from ftamem_core.display import NOTHING, date, history_rows, number, text, word
+from ftamem_core.display import NOTHING, date, history_rows, link as link_line, number, span, text, word
 from ftamem_core.governance.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
 from ftamem_core.storage.store import StoreError, VersionConflict
@@ -29,9 +29,9 @@ with st.expander("Filters", expanded=True):
     c1, c2, c3, c4, c5 = st.columns(5)
     f_session = c1.multiselect("Session", [s.idx for s in sessions.values()], format_func=number)
     f_type = c2.multiselect("Content type", list(ContentType.__args__), format_func=word)
-    f_status = c3.multiselect("Status", ["final", "partial"])
-    f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__))
-    f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__))
+    f_status = c3.multiselect("Status", ["final", "partial"], format_func=word)
+    f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__), format_func=word)
+    f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__), format_func=word)
     f_text = st.text_input("Text contains", help="by words (the fact, the summary and its evidence turns) and by "
                                                  "meaning (\"father\" finds a unit saying \"Dad\"), best first")
 
@@ -80,7 +80,7 @@ def matched(u) -> dict:
     return {"matched": ", ".join(h.words + h.like) or f"meaning only ({h.meaning:.2f})"}
 frame = pd.DataFrame([{"id": u.id, "session": number(sessions[u.evidence.session_id].idx)
                        if u.evidence.session_id in sessions else NOTHING,
-                       "turns": f"{number(u.evidence.start)}-{number(u.evidence.end)}", "type": word(u.fact.content_type),
+                       "turns": span(u.evidence.start, u.evidence.end), "type": word(u.fact.content_type),
                        "fact": u.fact.text, **matched(u), "event time": date(u.time.event_time), "feeling": word(u.affect.emotion_or_state),
                        "status": word(u.construction_status), "lifecycle": word(u.lifecycle_status),
                        "out of retrieval": state(u)} for u in shown])
@@ -91,11 +91,15 @@ picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode
                       key="memory_table")
 selection = picked.selection if picked is not None else {}
 rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
-# A row clicked now wins; otherwise the unit asked for by the URL or another page, else the first.
+# A row clicked now wins; a new search opens its best hit (not the card open before, even when
+# that one is among the hits); otherwise the unit asked for by the URL or another page, else the first.
 if rows and rows != st.session_state.get("_memory_rows") and rows[0] < len(ids):
     st.session_state["unit_id"] = ids[rows[0]]
     st.session_state["_scroll_to_card"] = True
+elif f_text.strip() and f_text != st.session_state.get("_memory_search"):
+    st.session_state["unit_id"] = ids[0]
 st.session_state["_memory_rows"] = rows
+st.session_state["_memory_search"] = f_text
 chosen = ui.chosen_unit()
 asked = st.session_state.get("unit_id") or st.query_params.get("unit")
 if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case
@@ -133,7 +137,7 @@ with right:
         st.text("Links:")
         for link in links:
             other = link.target if link.source == unit.id else link.source
-            st.text(f"  m{link.source} {link.relation} m{link.target} ({link.confidence}): "
+            st.text(f"  {link_line(link.source, link.relation, link.target, link.confidence)}: "
                     f"{facts.get(other, '(deleted)')[:100]}")
 
 if not ui.named():
@@ -204,44 +208,56 @@ def conflict_message(unit_id: int) -> str:
     return f"Not saved: m{unit_id} was changed since you opened it ({said}). Load the saved version and redo your change."
 
 
+def known(value: str | None) -> str:
+    """A stored value for an edit box: "unknown" (the model's nothing) as an empty box."""
+    return "" if value in (None, "unknown") else value
+
+
+def back(typed: str, stored: str | None) -> str:
+    """What an edit box saves: an empty box over a stored nothing keeps that nothing as stored
+    (no change in the history); an emptied value becomes "unknown"."""
+    if typed.strip():
+        return typed.strip()
+    return stored if known(stored) == "" and stored is not None else "unknown"
+
+
 def edit_form() -> None:
     with st.form(form):
         st.subheader("Correct this unit")
         text = st.text_area("Fact", unit.fact.text, key=f"{form}-fact")
         summary = st.text_input("Summary", unit.fact.summary)
         c1, c2, c3 = st.columns(3)
-        ctype = c1.selectbox("Content type", ContentType.__args__,
+        # Choices read as words; "unknown" is an empty box here and goes back as "unknown".
+        ctype = c1.selectbox("Content type", ContentType.__args__, format_func=word,
                              index=ContentType.__args__.index(unit.fact.content_type))
-        event_time = c2.text_input("Event time", unit.time.event_time)
-        orientation = c3.selectbox("Time orientation", TimeOrientation.__args__,
+        event_time = c2.text_input("Event time", known(unit.time.event_time), placeholder="e.g. 2025-10-03")
+        orientation = c3.selectbox("Time orientation", TimeOrientation.__args__, format_func=word,
                                    index=TimeOrientation.__args__.index(unit.time.time_orientation))
         c1, c2, c3 = st.columns(3)
-        emotion = c1.text_input("Emotion or state", unit.affect.emotion_or_state)
-        intention = c2.text_input("Intention or plan", unit.affect.intention_or_plan)
-        completion = c3.selectbox("Completion", Completion.__args__,
+        emotion = c1.text_input("Emotion or state", known(unit.affect.emotion_or_state))
+        intention = c2.text_input("Intention or plan", known(unit.affect.intention_or_plan))
+        completion = c3.selectbox("Completion", Completion.__args__, format_func=word,
                                   index=Completion.__args__.index(unit.time.completion))
         c1, c2, c3 = st.columns(3)
-        lifecycle = c1.selectbox("Lifecycle", LifecycleStatus.__args__,
+        lifecycle = c1.selectbox("Lifecycle", LifecycleStatus.__args__, format_func=word,
                                  index=LifecycleStatus.__args__.index(unit.lifecycle_status))
-        completeness = c2.selectbox("Completeness", Completeness.__args__,
+        completeness = c2.selectbox("Completeness", Completeness.__args__, format_func=word,
                                     index=Completeness.__args__.index(unit.completeness))
         disputed = c3.checkbox("Disputed", unit.disputed)
         c1, c2, c3 = st.columns(3)
         people = c1.text_input("Who (names, comma-separated)", ", ".join(unit.fact.participants))
-        expression = c2.text_input("Time as said", unit.time.event_time_expression or "")
-        relations = c3.text_input("Relations", unit.affect.relation_cues or "")
+        expression = c2.text_input("Time as said", known(unit.time.event_time_expression))
+        relations = c3.text_input("Relations", known(unit.affect.relation_cues))
         reason = st.text_input("Reason for the change", key=f"{form}-reason")
         if st.form_submit_button("Save correction"):
             changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
-                       "time.event_time": event_time, "time.time_orientation": orientation,
-                       "affect.emotion_or_state": emotion, "affect.intention_or_plan": intention,
+                       "time.event_time": back(event_time, unit.time.event_time), "time.time_orientation": orientation,
+                       "affect.emotion_or_state": back(emotion, unit.affect.emotion_or_state),
+                       "affect.intention_or_plan": back(intention, unit.affect.intention_or_plan),
+                       "time.event_time_expression": back(expression, unit.time.event_time_expression),
+                       "affect.relation_cues": back(relations, unit.affect.relation_cues),
                        "time.completion": completion, "lifecycle_status": lifecycle, "completeness": completeness,
                        "disputed": disputed, "fact.participants": [p.strip() for p in people.split(",") if p.strip()]}
-            # Empty and the stored "nothing" are one: only a typed change goes in the history.
-            if expression != (unit.time.event_time_expression or ""):
-                changes["time.event_time_expression"] = expression
-            if relations != (unit.affect.relation_cues or ""):
-                changes["affect.relation_cues"] = relations
             st.session_state.pop("conflict", None)
             seen = st.session_state[f"seen-{form}"]
             try:
@@ -257,30 +273,47 @@ def edit_form() -> None:
             except (StoreError, ValueError) as e:
                 ui.flash("error", str(e).splitlines()[0])
             else:
-                st.session_state.pop(f"{form}-reason", None)  # the next change gives its own reason
+                ui.clear_later(f"{form}-reason")  # the next change gives its own reason
             st.rerun()
 
 
 if editing:
     edit_form()
 with st.expander("History of this unit"):
-    st.dataframe(history_rows(history(store, case_id, "unit", unit.id)), hide_index=True)
+    changes = history_rows(history(store, case_id, "unit", unit.id))
+    if changes:
+        st.dataframe(changes, hide_index=True)
+    else:
+        st.text("No change since it was built.")
 
 st.subheader("Timeline")
-frame = [{"id": f"m{u.id}", "said": u.time.dialogue_time, "type": u.fact.content_type,
-          "fact": ui.chart_text(u.fact.text[:80]), "feeling": ui.chart_text(u.affect.emotion_or_state),
-          "session": sessions[u.evidence.session_id].idx + 1}
+# Words and dates as people read them in the axes, legends and hovers too (the x axis keeps the
+# time itself, so the points stay in order; its hover shows the date as written).
+frame = [{"id": f"m{u.id}", "said": pd.to_datetime(u.time.dialogue_time, errors="coerce"),
+          "said on": date(u.time.dialogue_time), "type": word(u.fact.content_type),
+          "fact": ui.chart_text(u.fact.text[:80]), "feeling": ui.chart_text(word(u.affect.emotion_or_state)),
+          "session": number(sessions[u.evidence.session_id].idx)}
          for u in units if u.time.dialogue_time and u.evidence.session_id in sessions]
+frame = [f for f in frame if not pd.isna(f["said"])]
 if frame:
-    st.plotly_chart(px.strip(frame, x="said", y="type", color="type", hover_data=["id", "fact"]), width="stretch")
-    affect = [f for f in frame if f["feeling"] != "unknown"]
+    st.plotly_chart(px.strip(frame, x="said", y="type", color="type",
+                             hover_data={"said": False, "said on": True, "id": True, "fact": True}), width="stretch")
+    affect = [f for f in frame if f["feeling"] != NOTHING]
     if affect:
         st.plotly_chart(px.scatter(affect, x="session", y="feeling", color="type", hover_data=["id", "fact"],
                                    title="Affect across sessions"), width="stretch")
 
 st.subheader("User semantic memory")
-st.dataframe([{"kind": e.kind, "text": e.text, "sources": ", ".join(f"m{i}" for i in e.source_unit_ids)}
-              for e in store.semantic(case_id)], hide_index=True)
+semantic = [{"kind": word(e.kind), "text": text(e.text), "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING}
+            for e in store.semantic(case_id)]
+if semantic:
+    st.dataframe(semantic, hide_index=True)
+else:
+    st.text("Nothing yet: a build writes it after the units.")
 st.subheader("Support-experience memory")
-st.dataframe([{"strategy": e.strategy, "outcome": e.outcome, "text": e.text,
-               "sources": ", ".join(f"m{i}" for i in e.source_unit_ids)} for e in store.support(case_id)], hide_index=True)
+support = [{"strategy": text(e.strategy), "outcome": text(e.outcome), "text": text(e.text),
+            "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING} for e in store.support(case_id)]
+if support:
+    st.dataframe(support, hide_index=True)
+else:
+    st.text("Nothing yet: a build writes it after the units.")

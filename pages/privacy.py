@@ -7,7 +7,7 @@ import streamlit as st
 
 import ui
 from ftamem_core.governance import auth, consent, privacy
-from ftamem_core.display import date, history_rows, number, word
+from ftamem_core.display import date, history_rows, moment, number, rows, word
 from ftamem_core.governance.editing import delete_session_memory, history
 from ftamem_core.models import MAX_RETENTION_DAYS
 from ftamem_core.storage.store import StoreError
@@ -34,7 +34,7 @@ def record_consent(state: str) -> None:
     except StoreError as e:
         ui.flash("error", e)
         return
-    st.session_state.pop("consent_note", None)  # the next change gives its own note
+    st.session_state["consent_note"] = ""  # the next change gives its own note (set in the callback: the browser's box empties too)
     if state == "withdrawn":
         job = ui.jobs().get(case_id)
         if job is not None and job.running:
@@ -55,14 +55,15 @@ c1.button("Record consent granted", on_click=record_consent, args=("granted",),
 c2.button("Record consent withdrawn", on_click=record_consent, args=("withdrawn",),
           disabled=current["state"] != "granted" or ui.recorder() is None)
 with st.expander("Consent log"):
-    st.dataframe(consent.log(store, case_id), hide_index=True, column_order=["at", "state", "who", "note"])
+    st.dataframe(rows(consent.log(store, case_id), {"at": "when", "state": "state", "who": "who", "note": "note"},
+                      enums=("state",)), hide_index=True)
 
 st.subheader("Retention")
 case = store.get_case(case_id)
 default_days = ui.settings().retention_days
 try:
     end = privacy.expires_at(case.created_at, case.retention_days or default_days)
-    st.text(f"Ingested {case.created_at}; " + (f"erased automatically after {end.isoformat(timespec='minutes')}"
+    st.text(f"Loaded {moment(case.created_at)}; " + (f"erased automatically after {moment(end.isoformat(timespec='minutes'))}"
                                               if end else "kept until erased by hand"))
 except (ValueError, OverflowError):
     st.warning(ui.plain(privacy.skipped_message([case_id])))
@@ -83,7 +84,7 @@ st.button("Save retention", on_click=save_retention, disabled=not ui.named())
 
 st.subheader("What is stored")
 counts = privacy.case_counts(store, case_id)
-st.dataframe([{"what": k, "rows": v} for k, v in counts.items()], hide_index=True)
+st.dataframe([{"what": word(k), "rows": v} for k, v in counts.items()], hide_index=True)
 
 st.subheader("Export")
 st.caption("One JSON document with everything stored about this case (dialogue, memory, history, consent, "
@@ -138,6 +139,11 @@ if st.button("Erase for good", type="primary", disabled=typed != case_id or not 
     st.rerun()
 
 with st.expander("Edit history of this case"):
-    st.dataframe(history_rows(history(store, case_id)), hide_index=True)
+    changes = history_rows(history(store, case_id))
+    if changes:
+        st.dataframe(changes, hide_index=True)
+    else:
+        st.text("No change by hand or by a rebuild yet.")
 with st.expander("Access log of this case"):
-    st.dataframe(auth.access_log(store, case_id), hide_index=True, column_order=["at", "who", "action", "detail"])
+    st.dataframe(rows(auth.access_log(store, case_id), {"at": "when", "who": "who", "action": "what", "detail": "detail"},
+                      enums=("action",)), hide_index=True)

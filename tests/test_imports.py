@@ -89,7 +89,7 @@ def test_ftamem_core_has_no_import_circles():
 # store functions (one module per aggregate in storage/), never a query, a connection or a table.
 ROOT = PACKAGE.parent
 STORAGE = PACKAGE / "storage"
-_SQL_CALLS = {"execute", "executemany", "executescript", "query", "_rows", "_case_rows", "_rows_by_id"}
+_SQL_CALLS = {"execute", "executemany", "executescript", "query", "_rows", "_case_rows", "_rows_by_id", "rows_by_id"}
 _SQL_TEXT = re.compile(r"\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|PRAGMA|CREATE|DROP|ALTER|VACUUM|BEGIN|COMMIT)\s")
 
 

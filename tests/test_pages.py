@@ -129,13 +129,13 @@ def test_build_page_shows_each_kind_of_build_event(app):
     at.run()
     assert not at.exception
     shown = [t.value for t in at.text] + [c.value for c in at.caption]
-    for expected in ["fused: Daniel's father moved.", "turns 3 cut to fit the prompt (4,000 characters",
-                     "coverage pass for turns 5", "turns in no unit kept in their own words: 7",
+    for expected in ["fused: Daniel's father moved.", "turns 4 cut to fit the prompt (4,000 characters",  # from 1
+                     "coverage pass for turns 6", "turns in no unit kept in their own words: 8",
                      "merged a near-duplicate: Same again.", "split into 2 units: Two things.",
                      "dropped, not in its turns (25% of its words): Made up.",
                      "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
                      "dropped, no naming of the speakers fits its turns: Who said it.",
-                     ui.plain(f"m{b} supports m{a} (high)")]:
+                     ui.plain(f"m{b} supports m{a} (high confidence)")]:
         assert any(expected in text for text in shown), expected
 
 
@@ -668,7 +668,7 @@ def test_display_helpers():
     assert date("2025-09-12T10:00:00+00:00") == "12 September 2025" and date("") == "—"
     assert number(0) == "1" and number(None) == "—"
     assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
-        ["who", "when", "what", "why", "id"]
+        ["who", "when", "what", "why", "of", "field", "was", "became"]  # no row or case ids
 
 
 def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(app):

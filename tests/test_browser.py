@@ -238,7 +238,7 @@ def _find_and_fix(driver) -> bool:
     confirm = _wait(lambda: [b for b in driver.find_elements("css selector", "button")
                              if b.text.strip() == "Dispute" and b.is_enabled()][-1], 30)
     driver.save_screenshot(str(SHOTS / "memory-dispute-dialog.png"))
-    confirm.click()
+    driver.execute_script("arguments[0].click()", confirm)  # a toast or the dialog's fade-in can cover it under load
     return bool(_wait(lambda: "· disputed" in _text(driver), 30))
 
 

@@ -117,6 +117,8 @@ def live() -> None:
     if job is None:
         st.info("No build started in this app session. Finished sessions are kept; a build resumes where it stopped.")
         return
+    # The state before the events: a build that ends in between still has all its events read.
+    job_running = job.running
     events = list(job.events)
     total = sum(store.session_turn_counts(case_id).values())
     covered = 0
@@ -128,15 +130,15 @@ def live() -> None:
             covered += session_turns.get(e.session, 0) or 0
     last_window = next((e for e in reversed(events) if isinstance(e, ev.WindowSegmented)), None)
     progress = covered / total if total else 0.0
-    if last_window and job.running:
+    if last_window and job_running:
         first = next((e.first for e in reversed(events) if isinstance(e, ev.SessionStarted)), 0)
         progress = (covered + max(0, (last_window.final[-1][1] + 1 - first) if last_window.final else 0)) / total
     elapsed = (job.finished or time.time()) - job.started
     build_id = next((e.build_id for e in events if isinstance(e, ev.BuildStarted)), None)
     calls, tokens = store.build_usage(build_id) if build_id else (0, 0)
-    state = "running" if job.running else word(job.report.status) if job.report else "ended"
+    state = "running" if job_running else word(job.report.status) if job.report else "ended"
     formed = sum(isinstance(e, ev.UnitFinalised) for e in events)
-    where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job.running else ""
+    where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job_running else ""
     st.progress(min(progress, 1.0), text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
                 f"{formed} unit{'' if formed == 1 else 's'} · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
     if job.error:

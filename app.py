@@ -13,20 +13,22 @@ if skipped := ui.purge_expired():
     st.warning(ui.plain(privacy.skipped_message(skipped)))
 user = ui.sign_in()  # stops here with the sign-in form when it is required
 
-page = st.navigation({
-    "Memory": [
-        st.Page("pages/cases.py", title="Cases", default=True),
-        st.Page("pages/build.py", title="Build"),
-        st.Page("pages/memory.py", title="Memory"),
-        st.Page("pages/graph.py", title="Graph"),
-        st.Page("pages/ask.py", title="Ask"),
-        st.Page("pages/privacy.py", title="Privacy"),
-    ],
-    "Research": [
-        st.Page("pages/audit.py", title="Audit"),
-        st.Page("pages/evaluate.py", title="Evaluate"),
-    ],
-})
+page = st.navigation(
+    {
+        "Memory": [
+            st.Page("pages/cases.py", title="Cases", default=True),
+            st.Page("pages/build.py", title="Build"),
+            st.Page("pages/memory.py", title="Memory"),
+            st.Page("pages/graph.py", title="Graph"),
+            st.Page("pages/ask.py", title="Ask"),
+            st.Page("pages/privacy.py", title="Privacy"),
+        ],
+        "Research": [
+            st.Page("pages/audit.py", title="Audit"),
+            st.Page("pages/evaluate.py", title="Evaluate"),
+        ],
+    }
+)
 
 
 def use_backend() -> None:
@@ -71,11 +73,21 @@ with st.sidebar:
                     st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
-    st.caption(f"Profile: {s.profile}" + (" (the method as the paper writes it)" if s.profile == "paper"
-                                           else " (the paper's method with the repairs a small model needs)"))
+    st.caption(
+        f"Profile: {s.profile}"
+        + (
+            " (the method as the paper writes it)"
+            if s.profile == "paper"
+            else " (the paper's method with the repairs a small model needs)"
+        )
+    )
     with st.expander("Settings in force"):
-        st.dataframe(settings_rows(s.model_dump(exclude={"llm", "backends", "auth"})
-                                   | {"llm": cfg.model_dump(exclude={"api_key"})}), hide_index=True)
+        st.dataframe(
+            settings_rows(
+                s.model_dump(exclude={"llm", "backends", "auth"}) | {"llm": cfg.model_dump(exclude={"api_key"})}
+            ),
+            hide_index=True,
+        )
 
 ui.clear_pending()  # before the page's widgets are drawn
 page.run()

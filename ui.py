@@ -69,7 +69,9 @@ def embedder() -> Embedder:
 
 @st.cache_resource
 def _llm(config_json: str) -> LLM:
-    return make_llm(LLMConfig.model_validate_json(config_json), settings().model_dir, recorder=active_store().record_call)
+    return make_llm(
+        LLMConfig.model_validate_json(config_json), settings().model_dir, recorder=active_store().record_call
+    )
 
 
 def llm_config() -> LLMConfig:
@@ -140,8 +142,12 @@ def unknown_case_notice() -> None:
     if asked is None:
         return
     ids = [c["id"] for c in active_store().list_cases()]
-    st.warning(plain(f"The link asks for case \u201c{asked}\u201d, which is not here (unknown, or erased). "
-                     "Nothing was opened: choose a case in the sidebar's Active case list."))
+    st.warning(
+        plain(
+            f"The link asks for case \u201c{asked}\u201d, which is not here (unknown, or erased). "
+            "Nothing was opened: choose a case in the sidebar's Active case list."
+        )
+    )
     if ids:
         st.dataframe([{"case": i} for i in ids], hide_index=True)
 
@@ -168,9 +174,14 @@ def consent_banner(case_id: str) -> None:
     """Every page of a case whose consent is withdrawn says so at the top."""
     current = withdrawn(case_id)
     if current is not None:
-        st.error(plain(f"Consent withdrawn for {case_id} on {date(current['at'])} (recorded by {current['who']}). "
-                       "No memory is built and no question is answered for this case; what is stored stays until "
-                       "it is erased on the Privacy page."), icon="⛔")
+        st.error(
+            plain(
+                f"Consent withdrawn for {case_id} on {date(current['at'])} (recorded by {current['who']}). "
+                "No memory is built and no question is answered for this case; what is stored stays until "
+                "it is erased on the Privacy page."
+            ),
+            icon="⛔",
+        )
 
 
 def recorder() -> str | None:
@@ -193,10 +204,13 @@ def scroll_into_view(anchor: str) -> None:
     phone). A one-pixel frame runs the few lines (our own script, no data in it); a counter makes each call run again."""
     n = st.session_state["_scrolls"] = st.session_state.get("_scrolls", 0) + 1
     target = json.dumps(anchor)
-    st.iframe(f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
-                    f"  const el = window.parent.document.getElementById({target});\n"
-                    "  if (el) el.scrollIntoView({block: 'start'}); else if (tries++ < 30) setTimeout(go, 100);\n"
-                    "};\ngo();</script>", height=1)
+    st.iframe(
+        f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
+        f"  const el = window.parent.document.getElementById({target});\n"
+        "  if (el) el.scrollIntoView({block: 'start'}); else if (tries++ < 30) setTimeout(go, 100);\n"
+        "};\ngo();</script>",
+        height=1,
+    )
 
 
 def chosen_unit() -> int | None:
@@ -306,8 +320,11 @@ def remember_name() -> None:
     st.session_state["_name_kept"] = name
     quoted = json.dumps(name).replace("<", "\\u003c")  # no "</script>" or "<!--" inside the script
     expiry = "" if name else "; max-age=0"
-    st.iframe(f"<script>window.parent.document.cookie = {json.dumps(NAME_COOKIE)} + '=' + "
-              f"encodeURIComponent({quoted}) + '; path=/; SameSite=Strict{expiry}';</script>", height=1)
+    st.iframe(
+        f"<script>window.parent.document.cookie = {json.dumps(NAME_COOKIE)} + '=' + "
+        f"encodeURIComponent({quoted}) + '; path=/; SameSite=Strict{expiry}';</script>",
+        height=1,
+    )
 
 
 def who() -> str:
@@ -347,8 +364,12 @@ def sign_in() -> str | None:
     address = st.get_option("server.address") or ""
     host, client = _request()
     if not auth.host_allowed(host, address, s.auth.allowed_hosts):
-        st.error(plain(f"This app does not answer to {host!r}: open it at the address it was started on, or add the "
-                       "name to the setting auth.allowed_hosts."))
+        st.error(
+            plain(
+                f"This app does not answer to {host!r}: open it at the address it was started on, or add the "
+                "name to the setting auth.allowed_hosts."
+            )
+        )
         st.stop()
     if not auth.sign_in_required(address, s.auth.users, s.auth.oidc):
         return None
@@ -396,8 +417,9 @@ def backends() -> dict[str, LLMConfig]:
     s = settings()
     offered = {f"settings: {s.llm.backend} · {s.llm.model}": s.llm, **s.backends}
     for name in EMBEDDED_MODELS:
-        offered.setdefault(f"embedded · {name}", s.llm.model_copy(update={"backend": "embedded", "model": name,
-                                                                          "base_url": None}))
+        offered.setdefault(
+            f"embedded · {name}", s.llm.model_copy(update={"backend": "embedded", "model": name, "base_url": None})
+        )
     return offered
 
 

@@ -38,9 +38,19 @@ def compare(base: dict[tuple, dict], cand: dict[tuple, dict]) -> list[dict]:
             a = [cand[k][metric] for k in keys]
             b = [base[k][metric] for k in keys]
             d = paired_bootstrap(a, b, [k[1] for k in keys])
-            out.append({"budget": budget, "metric": metric, "n": len(keys), "baseline": round(sum(b) / len(b), 3),
-                        "candidate": round(sum(a) / len(a), 3), "difference": round(d["mean"], 3),
-                        "low": round(d["low"], 3), "high": round(d["high"], 3), "excludes_zero": d["excludes_zero"]})
+            out.append(
+                {
+                    "budget": budget,
+                    "metric": metric,
+                    "n": len(keys),
+                    "baseline": round(sum(b) / len(b), 3),
+                    "candidate": round(sum(a) / len(a), 3),
+                    "difference": round(d["mean"], 3),
+                    "low": round(d["low"], 3),
+                    "high": round(d["high"], 3),
+                    "excludes_zero": d["excludes_zero"],
+                }
+            )
     return out
 
 

@@ -31,8 +31,13 @@ from ftamem_core.storage.store import Store  # noqa: E402
 def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
-        outcome = ingest_file(store, file, only=[case_id] if case_id else None, consent_by="benchmark",
-                              consent_note="public research dataset")
+        outcome = ingest_file(
+            store,
+            file,
+            only=[case_id] if case_id else None,
+            consent_by="benchmark",
+            consent_note="public research dataset",
+        )
         case = next(iter(outcome))
         llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
         started = time.perf_counter()
@@ -40,10 +45,20 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
         seconds = time.perf_counter() - started
         cost = store.cost(case)
         store.close()
-    return {"variant": variant, "coverage_pass": settings.coverage_pass, "turns": cost["turns"], "seconds": round(seconds, 1),
-            "turns_per_min": round(cost["turns"] / seconds * 60, 1), "calls_per_turn": cost["calls_per_turn"],
-            "tokens_per_turn": cost["tokens_per_turn"], "units_per_turn": cost["units_per_turn"],
-            "units": cost["units"], "partial": cost["partial_units"], "links": report.links, "status": report.status}
+    return {
+        "variant": variant,
+        "coverage_pass": settings.coverage_pass,
+        "turns": cost["turns"],
+        "seconds": round(seconds, 1),
+        "turns_per_min": round(cost["turns"] / seconds * 60, 1),
+        "calls_per_turn": cost["calls_per_turn"],
+        "tokens_per_turn": cost["tokens_per_turn"],
+        "units_per_turn": cost["units_per_turn"],
+        "units": cost["units"],
+        "partial": cost["partial_units"],
+        "links": report.links,
+        "status": report.status,
+    }
 
 
 def main() -> None:

@@ -58,8 +58,10 @@ from ftamem_core.retrieval.pipeline import TurnIndex  # noqa: E402
 from ftamem_core.llm.replay import Recording, Replaying  # noqa: E402
 from ftamem_core.storage.store import Store  # noqa: E402
 
-DATA = {"locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
-        "esmemeval": ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"}
+DATA = {
+    "locomo": ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json",
+    "esmemeval": ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json",
+}
 BUDGETS = (250, 500, 1000)
 MEMORIES = ("fta", "null", "verbatim")
 
@@ -98,15 +100,23 @@ def prepare(args, settings, doc) -> tuple[Store, dict]:
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     if args.record or args.replay:
         llm = Replaying(llm, record=args.record, replay=args.recording, stages=args.replay_stages)
-    report = Builder(store, llm, Embedder.from_settings(settings), settings,
-                     progress=lambda e: isinstance(e, SessionDone) and print(f"# session {e.session} built",
-                                                                             file=sys.stderr, flush=True)).build(
-        doc.case.id, from_scratch=args.rebuild)
+    report = Builder(
+        store,
+        llm,
+        Embedder.from_settings(settings),
+        settings,
+        progress=lambda e: (
+            isinstance(e, SessionDone) and print(f"# session {e.session} built", file=sys.stderr, flush=True)
+        ),
+    ).build(doc.case.id, from_scratch=args.rebuild)
     served = llm.served_by_stage() if isinstance(llm, Replaying) else {}
-    replayed = "".join(f"; {stage}: " + ", ".join(f"{n} {how}" for how, n in counts.items())
-                       for stage, counts in served.items())
-    print(f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",
-          file=sys.stderr)
+    replayed = "".join(
+        f"; {stage}: " + ", ".join(f"{n} {how}" for how, n in counts.items()) for stage, counts in served.items()
+    )
+    print(
+        f"# build {report.status}: {report.sessions_built} built, {report.sessions_skipped} reused ({db}){replayed}",
+        file=sys.stderr,
+    )
     return store, served
 
 
@@ -139,13 +149,23 @@ def measure(stores: dict[str, Store], case_id: str, settings, embedder, count=ap
         for budget in BUDGETS:
             shown = {"turn-rag": rag_packet(turns, vector, settings, None, budget, count)}
             for memory, store in stores.items():
-                shown[memory] = fta_packet(store, case_id, q.question, vector, embedder, settings, k, budget, turns,
-                                           count=count)
+                shown[memory] = fta_packet(
+                    store, case_id, q.question, vector, embedder, settings, k, budget, turns, count=count
+                )
             for method, packet in shown.items():
                 content, pointer = packet.recall(gold_text)
-                per_question.append({"case": case_id, "qid": q.qid or q.question, "category": q.category,
-                                     "budget": budget, "method": method, "content_recall": content,
-                                     "pointer_recall": pointer, "tokens": packet.tokens})
+                per_question.append(
+                    {
+                        "case": case_id,
+                        "qid": q.qid or q.question,
+                        "category": q.category,
+                        "budget": budget,
+                        "method": method,
+                        "content_recall": content,
+                        "pointer_recall": pointer,
+                        "tokens": packet.tokens,
+                    }
+                )
     return {"case": case_id, "questions": len(questions), "k": k, "per_question": per_question}
 
 
@@ -162,10 +182,26 @@ def summarise(per_question: list[dict]) -> list[dict]:
             strata = [r["case"] for r in items]
             for metric in ("content_recall", "pointer_recall"):
                 b = stratified_bootstrap([r[metric] for r in items], strata)
-                rows.append({"budget": budget, "method": method, "metric": metric, "value": round(b["mean"], 3),
-                             "low": round(b["low"], 3), "high": round(b["high"], 3), "n": len(items)})
-            rows.append({"budget": budget, "method": method, "metric": "tokens",
-                         "value": round(sum(r["tokens"] for r in items) / len(items)), "n": len(items)})
+                rows.append(
+                    {
+                        "budget": budget,
+                        "method": method,
+                        "metric": metric,
+                        "value": round(b["mean"], 3),
+                        "low": round(b["low"], 3),
+                        "high": round(b["high"], 3),
+                        "n": len(items),
+                    }
+                )
+            rows.append(
+                {
+                    "budget": budget,
+                    "method": method,
+                    "metric": "tokens",
+                    "value": round(sum(r["tokens"] for r in items) / len(items)),
+                    "n": len(items),
+                }
+            )
         if "fta" not in by_method:
             continue
         for other, items in by_method.items():
@@ -174,11 +210,20 @@ def summarise(per_question: list[dict]) -> list[dict]:
             mine = {(r["case"], r["qid"]): r for r in by_method["fta"]}
             pairs = [(mine[(r["case"], r["qid"])], r) for r in items if (r["case"], r["qid"]) in mine]
             for metric in ("content_recall",):
-                b = paired_bootstrap([x[metric] for x, _ in pairs], [y[metric] for _, y in pairs],
-                                     [x["case"] for x, _ in pairs])
-                rows.append({"budget": budget, "method": f"fta - {other}", "metric": metric,
-                             "value": round(b["mean"], 3), "low": round(b["low"], 3), "high": round(b["high"], 3),
-                             "n": len(pairs)})
+                b = paired_bootstrap(
+                    [x[metric] for x, _ in pairs], [y[metric] for _, y in pairs], [x["case"] for x, _ in pairs]
+                )
+                rows.append(
+                    {
+                        "budget": budget,
+                        "method": f"fta - {other}",
+                        "metric": metric,
+                        "value": round(b["mean"], 3),
+                        "low": round(b["low"], 3),
+                        "high": round(b["high"], 3),
+                        "n": len(pairs),
+                    }
+                )
     return rows
 
 
@@ -193,10 +238,16 @@ def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
     for q, _ in answerable(store, case_id)[:n]:
         started = time.perf_counter()
         trace = ask(store, case_id, q.question, llm, embedder, settings)
-        rows.append({"question": q.question[:60], "seconds": round(time.perf_counter() - started, 1),
-                     "packet tokens": trace.packet_tokens,
-                     "prompt+completion tokens": sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.calls),
-                     "answer": trace.answer[:50], "gold": (q.answer or "")[:40]})
+        rows.append(
+            {
+                "question": q.question[:60],
+                "seconds": round(time.perf_counter() - started, 1),
+                "packet tokens": trace.packet_tokens,
+                "prompt+completion tokens": sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.calls),
+                "answer": trace.answer[:50],
+                "gold": (q.answer or "")[:40],
+            }
+        )
         print(f"# {rows[-1]}", file=sys.stderr, flush=True)
     return rows
 
@@ -214,12 +265,35 @@ def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
     store = Store(db, index_config=load_settings().index)
     for q, _ in answerable(store, case_id)[:n]:
         started = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "ftamem_core", "--db", str(db), "--model", model, "--json",
-                              "ask", case_id, q.question], capture_output=True, text=True, check=True, cwd=ROOT)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ftamem_core",
+                "--db",
+                str(db),
+                "--model",
+                model,
+                "--json",
+                "ask",
+                case_id,
+                q.question,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         trace = json.loads(out.stdout)
-        rows.append({"question": q.question[:60], "process seconds": round(time.perf_counter() - started, 1),
-                     **{f"{k} s": round(v, 1) for k, v in trace["seconds"].items()},
-                     "prompts from": ", ".join(sorted(set(trace["warmed"].values()))), "answer": trace["answer"][:40]})
+        rows.append(
+            {
+                "question": q.question[:60],
+                "process seconds": round(time.perf_counter() - started, 1),
+                **{f"{k} s": round(v, 1) for k, v in trace["seconds"].items()},
+                "prompts from": ", ".join(sorted(set(trace["warmed"].values()))),
+                "answer": trace["answer"][:40],
+            }
+        )
         print(f"# {rows[-1]}", file=sys.stderr, flush=True)
     return rows
 
@@ -227,16 +301,29 @@ def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
 def case_report(store: Store, case_id: str, embedder) -> dict:
     """The built memory's counts (apart from the repairs) and its construction cost."""
     cost = store.cost(case_id, memory_only=True)
-    return {"counts": unit_counts(store, case_id, embedder),
-            "cost": {k: cost[k] for k in ("turns", "units", "calls", "calls_per_turn", "tokens_per_turn",
-                                          "units_per_turn") if k in cost}}
+    return {
+        "counts": unit_counts(store, case_id, embedder),
+        "cost": {
+            k: cost[k]
+            for k in ("turns", "units", "calls", "calls_per_turn", "tokens_per_turn", "units_per_turn")
+            if k in cost
+        },
+    }
 
 
 def result_rows(summary: list[dict], split: str, cases: list[str], settings, builds: dict[str, str]) -> list[dict]:
     """``summary`` as the rows of ``results/evidence.jsonl`` (``evaluation.results``)."""
-    stamp = {"commit": commit(ROOT), "settings_digest": settings_digest(settings), "split": split,
-             "cases": cases, "sessions": SESSIONS, "builds": builds, "measured": utcnow()[:10],
-             "model": settings.llm.model, "benchmark": "evidence"}
+    stamp = {
+        "commit": commit(ROOT),
+        "settings_digest": settings_digest(settings),
+        "split": split,
+        "cases": cases,
+        "sessions": SESSIONS,
+        "builds": builds,
+        "measured": utcnow()[:10],
+        "model": settings.llm.model,
+        "benchmark": "evidence",
+    }
     return [{**stamp, **row} for row in summary]
 
 
@@ -253,25 +340,56 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--data", type=Path, help="the dataset file (default: ../shared/data)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--case", help="case id (default: the file's first)")
-    where.add_argument("--split", choices=sorted(SPLITS), help=f"LoCoMo's {', '.join(SPLITS)} split, sessions 1-{SESSIONS}")
-    p.add_argument("--only", nargs="+", metavar="CASE", help="with --split: only these of its cases (say so when reporting)")
+    where.add_argument(
+        "--split", choices=sorted(SPLITS), help=f"LoCoMo's {', '.join(SPLITS)} split, sessions 1-{SESSIONS}"
+    )
+    p.add_argument(
+        "--only", nargs="+", metavar="CASE", help="with --split: only these of its cases (say so when reporting)"
+    )
     p.add_argument("--sessions", type=int, help="only the first N sessions")
-    p.add_argument("--memory", nargs="+", choices=MEMORIES, default=list(MEMORIES),
-                   help="the memories to measure (fta: built with the model; null, verbatim: without)")
+    p.add_argument(
+        "--memory",
+        nargs="+",
+        choices=MEMORIES,
+        default=list(MEMORIES),
+        help="the memories to measure (fta: built with the model; null, verbatim: without)",
+    )
     p.add_argument("--model", default="qwen2.5-1.5b")
     p.add_argument("--db", type=Path, help="database to build in or reuse (one case)")
     p.add_argument("--builds", type=Path, help="folder of the builds, CASE-sN.db (default artifacts/evidence/)")
     p.add_argument("--results", type=Path, help="append the figures to RESULTS/evidence.jsonl")
-    p.add_argument("--built-at", metavar="COMMIT", help="the commit the reused builds were made at (recorded in the rows)")
+    p.add_argument(
+        "--built-at", metavar="COMMIT", help="the commit the reused builds were made at (recorded in the rows)"
+    )
     p.add_argument("--rebuild", action="store_true", help="build from scratch even if the database holds a build")
-    p.add_argument("--set", action="append", default=[], type=setting, metavar="NAME=VALUE",
-                   help="a setting for this run, e.g. verbatim_fallback=false")
-    p.add_argument("--ask", type=int, default=0, metavar="N",
-                   help="also time N full 'ask' calls (rewrite, retrieval, packet, answer) with the model")
-    p.add_argument("--ask-processes", type=int, default=0, metavar="N",
-                   help="also time N 'ftamem ask' commands, each a new process")
-    p.add_argument("--record", type=Path, metavar="FILE", help="append every model reply of the build to FILE (JSON Lines)")
-    p.add_argument("--replay", type=Path, metavar="FILE", help="serve the recorded replies of --replay-stages from FILE")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        type=setting,
+        metavar="NAME=VALUE",
+        help="a setting for this run, e.g. verbatim_fallback=false",
+    )
+    p.add_argument(
+        "--ask",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N full 'ask' calls (rewrite, retrieval, packet, answer) with the model",
+    )
+    p.add_argument(
+        "--ask-processes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N 'ftamem ask' commands, each a new process",
+    )
+    p.add_argument(
+        "--record", type=Path, metavar="FILE", help="append every model reply of the build to FILE (JSON Lines)"
+    )
+    p.add_argument(
+        "--replay", type=Path, metavar="FILE", help="serve the recorded replies of --replay-stages from FILE"
+    )
     p.add_argument("--replay-stages", nargs="+", default=["segmentation", "extraction"], metavar="STAGE")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
@@ -309,18 +427,28 @@ def main(argv: list[str] | None = None) -> dict:
     result = {"split": args.split or "case", "cases": cases, "summary": summary}
     if args.results and summary:
         args.results.mkdir(parents=True, exist_ok=True)
-        rows = [{**r, "built_at": args.built_at} if args.built_at else r
-                for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)]
+        rows = [
+            {**r, "built_at": args.built_at} if args.built_at else r
+            for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)
+        ]
         rows = [{**r, "set": dict(args.set)} if args.set else r for r in rows]
         with open(args.results / "evidence.jsonl", "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with open(args.results / "units.jsonl", "a", encoding="utf-8") as f:
-            f.writelines(json.dumps(unit_row(rows[0], case_id, c), ensure_ascii=False) + "\n"
-                         for case_id, c in cases.items() if "counts" in c)
+            f.writelines(
+                json.dumps(unit_row(rows[0], case_id, c), ensure_ascii=False) + "\n"
+                for case_id, c in cases.items()
+                if "counts" in c
+            )
         with open(args.results / "evidence-questions.jsonl", "a", encoding="utf-8") as f:
-            f.writelines(json.dumps({**rows[0], **{k: None for k in ("metric", "value", "low", "high", "n", "budget",
-                                                                       "method")}, **r}, ensure_ascii=False) + "\n"
-                         for r in per_question)
+            f.writelines(
+                json.dumps(
+                    {**rows[0], **{k: None for k in ("metric", "value", "low", "high", "n", "budget", "method")}, **r},
+                    ensure_ascii=False,
+                )
+                + "\n"
+                for r in per_question
+            )
     if len(case_ids) == 1 and "fta" in args.memory:
         store = prepare_only(args, settings, document(args, case_ids[0]))
         if args.ask:
@@ -330,9 +458,11 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return result
-    print(f"evidence benchmark: {', '.join(cases)}, sessions 1-{args.sessions or 'all'}, "
-          f"{sum(c['questions'] for c in cases.values())} questions, model {args.model}; "
-          f"content recall: a gold turn counts when the packet shows {int(SHOWN_SHARE * 100)}% of its content words")
+    print(
+        f"evidence benchmark: {', '.join(cases)}, sessions 1-{args.sessions or 'all'}, "
+        f"{sum(c['questions'] for c in cases.values())} questions, model {args.model}; "
+        f"content recall: a gold turn counts when the packet shows {int(SHOWN_SHARE * 100)}% of its content words"
+    )
     for metric in ("content_recall", "pointer_recall", "tokens"):
         print(f"\n{metric.replace('_', ' ')}:\n" + "\n".join(recall_table(summary, metric)))
     for case_id, c in cases.items():

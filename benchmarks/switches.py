@@ -48,8 +48,10 @@ STAGES = ("segmentation", "extraction", "coverage", "linking", "longitudinal")
 BUDGETS = (250, 500, 1000)
 # Beyond the paper but not measurable here: the benchmark sets the packet budget itself, and the
 # dev cases hold far fewer units than the threshold.
-NOT_MEASURED = {"packet_token_budget": "the benchmark cuts every packet to 250 / 500 / 1,000 tokens itself",
-                "score_all_below": "only cases of more units than it change (dev: under 100 units a case)"}
+NOT_MEASURED = {
+    "packet_token_budget": "the benchmark cuts every packet to 250 / 500 / 1,000 tokens itself",
+    "score_all_below": "only cases of more units than it change (dev: under 100 units a case)",
+}
 
 
 def flipped() -> dict[str, str]:
@@ -86,16 +88,41 @@ def run(args, folder: Path, replies: Path, extra: list[str]) -> dict | None:
         return json.loads(done.read_text())
     shutil.rmtree(folder, ignore_errors=True)  # an unfinished run: its recording would be half
     folder.mkdir(parents=True)
-    where = (["--split", args.split] if args.split else
-             ["--dataset", args.dataset] + (["--data", str(args.data)] if args.data else [])
-             + (["--case", args.case] if args.case else []) + (["--sessions", str(args.sessions)] if args.sessions else []))
-    argv = [*where, "--memory", "fta", "--model", args.model, "--builds", str(folder / "builds"),
-            "--results", str(folder), "--rebuild", "--replay", str(replies), "--replay-stages", *STAGES,
-            "--record", str(folder / "replies.jsonl"), "--json", *extra]
+    where = (
+        ["--split", args.split]
+        if args.split
+        else ["--dataset", args.dataset]
+        + (["--data", str(args.data)] if args.data else [])
+        + (["--case", args.case] if args.case else [])
+        + (["--sessions", str(args.sessions)] if args.sessions else [])
+    )
+    argv = [
+        *where,
+        "--memory",
+        "fta",
+        "--model",
+        args.model,
+        "--builds",
+        str(folder / "builds"),
+        "--results",
+        str(folder),
+        "--rebuild",
+        "--replay",
+        str(replies),
+        "--replay-stages",
+        *STAGES,
+        "--record",
+        str(folder / "replies.jsonl"),
+        "--json",
+        *extra,
+    ]
     print(f"# {folder.name}: evidence.py {' '.join(argv)}", file=sys.stderr, flush=True)
     # In this process: the embedder (and a model, if a call goes live) is loaded once for all runs.
-    with open(folder / "log.txt", "w") as log, contextlib.redirect_stderr(log), \
-            contextlib.redirect_stdout(io.StringIO()):
+    with (
+        open(folder / "log.txt", "w") as log,
+        contextlib.redirect_stderr(log),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
         try:
             result = evidence.main(argv)
         except (Exception, SystemExit) as e:  # one failed switch leaves the others to run
@@ -158,8 +185,11 @@ def check_baseline(result: dict, folder: Path, recorded: Path) -> list[str]:
             notes.append(f"{case_id}: no recorded build to check against")
             continue
         a, b = facts(mine, case_id), facts(theirs, case_id)
-        same = "reproduces" if a == b else f"differs from ({len(a)} units against {len(b)}, " \
-            f"{len(set(a) ^ set(b))} facts in one only)"
+        same = (
+            "reproduces"
+            if a == b
+            else f"differs from ({len(a)} units against {len(b)}, {len(set(a) ^ set(b))} facts in one only)"
+        )
         notes.append(f"{case_id}: the baseline {same} the recorded build")
     return notes
 
@@ -167,25 +197,45 @@ def check_baseline(result: dict, folder: Path, recorded: Path) -> list[str]:
 def row(name: str, value: str, base: dict, result: dict | None, base_dir: Path, folder: Path) -> dict:
     if result is None:
         return {"switch": name, "value": value, **{f"content recall {b}": "failed" for b in BUDGETS}}
-    diff = {r["budget"]: r for r in compare(per_question(base_dir, "fta"), per_question(folder, "fta"))
-            if r["metric"] == "content_recall"}
+    diff = {
+        r["budget"]: r
+        for r in compare(per_question(base_dir, "fta"), per_question(folder, "fta"))
+        if r["metric"] == "content_recall"
+    }
     (feel_a, calls_a), (feel_b, calls_b) = unit_figures(base), unit_figures(result)
     counts = served(result)
-    return {"switch": name, "value": value,
-            **{f"content recall {b}": f"{diff[b]['difference']:+.3f} [{diff[b]['low']:+.3f}, {diff[b]['high']:+.3f}]"
-               if b in diff else "-" for b in BUDGETS},
-            "units with a feeling": f"{feel_a} -> {feel_b}", "calls per turn": f"{calls_a} -> {calls_b}",
-            "replayed": sum(c.get("replayed", 0) for c in counts.values()), "live": said(counts, "live")}
+    return {
+        "switch": name,
+        "value": value,
+        **{
+            f"content recall {b}": f"{diff[b]['difference']:+.3f} [{diff[b]['low']:+.3f}, {diff[b]['high']:+.3f}]"
+            if b in diff
+            else "-"
+            for b in BUDGETS
+        },
+        "units with a feeling": f"{feel_a} -> {feel_b}",
+        "calls per turn": f"{calls_a} -> {calls_b}",
+        "replayed": sum(c.get("replayed", 0) for c in counts.values()),
+        "live": said(counts, "live"),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--replies", type=Path, required=True, help="the recorded replies of the builds (JSON Lines)")
-    p.add_argument("--recorded-builds", type=Path, help="the builds the replies were recorded with (to check the "
-                   "baseline reproduces them)")
+    p.add_argument(
+        "--recorded-builds",
+        type=Path,
+        help="the builds the replies were recorded with (to check the baseline reproduces them)",
+    )
     p.add_argument("--out", type=Path, required=True, help="a folder of run folders (baseline, NAME=VALUE, ...)")
-    p.add_argument("--switch", nargs="+", default=[], metavar="NAME[=VALUE]", help="only these (default: every "
-                   "switch beyond the paper this benchmark can measure)")
+    p.add_argument(
+        "--switch",
+        nargs="+",
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="only these (default: every switch beyond the paper this benchmark can measure)",
+    )
     p.add_argument("--split", default="dev")
     p.add_argument("--dataset", default="locomo")
     p.add_argument("--data", type=Path, help="a dataset file instead of --split")
@@ -207,8 +257,10 @@ def main(argv: list[str] | None = None) -> None:
     if base is None:
         sys.exit("the baseline failed")
     counts = served(base)
-    print(f"baseline: replayed {said(counts, 'replayed')}; in recorded order (prompts unverified) "
-          f"{said(counts, 'in order')}; live {said(counts, 'live')}")
+    print(
+        f"baseline: replayed {said(counts, 'replayed')}; in recorded order (prompts unverified) "
+        f"{said(counts, 'in order')}; live {said(counts, 'live')}"
+    )
     for note in check_baseline(base, base_dir, args.recorded_builds) if args.recorded_builds else []:
         print(note)
     rows = []

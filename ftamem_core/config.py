@@ -47,20 +47,30 @@ class LLMConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["embedded", "openai", "scripted"] = setting(
-        "embedded", build=True, description="`embedded` (llama.cpp in this process) or `openai` (an OpenAI-compatible "
-        "server); `scripted` is for tests")
-    model: str = setting("qwen2.5-1.5b", build=True, description="embedded: a name from EMBEDDED_MODELS "
-                         "(`qwen2.5-1.5b`, `qwen2.5-0.5b`) or a GGUF path; openai: the model name the server knows "
-                         "(e.g. Qwen/Qwen3-8B)")
+        "embedded",
+        build=True,
+        description="`embedded` (llama.cpp in this process) or `openai` (an OpenAI-compatible "
+        "server); `scripted` is for tests",
+    )
+    model: str = setting(
+        "qwen2.5-1.5b",
+        build=True,
+        description="embedded: a name from EMBEDDED_MODELS "
+        "(`qwen2.5-1.5b`, `qwen2.5-0.5b`) or a GGUF path; openai: the model name the server knows "
+        "(e.g. Qwen/Qwen3-8B)",
+    )
     # A server is part of a build's identity: two servers may serve different files under one name.
     base_url: str | None = setting(None, build=True, description="the server, e.g. `http://127.0.0.1:8000/v1`")
     api_key: str = setting("EMPTY", description="sent to configured servers only, never to one typed into the app")
     # vLLM takes response_format json_schema; llama.cpp's server takes json_object + schema.
     dialect: Literal["auto", "json_schema", "json_object"] = setting(
-        "auto", description="how structured output is asked for over the OpenAI API: `json_schema` (vLLM), "
-        "`json_object` (llama.cpp's server) or `auto` (ask the server's `/models` who owns the model)")
-    disable_thinking: bool = setting(True, build=True, description="turn Qwen3's thinking off: structured stages "
-                                     "want the answer only")
+        "auto",
+        description="how structured output is asked for over the OpenAI API: `json_schema` (vLLM), "
+        "`json_object` (llama.cpp's server) or `auto` (ask the server's `/models` who owns the model)",
+    )
+    disable_thinking: bool = setting(
+        True, build=True, description="turn Qwen3's thinking off: structured stages want the answer only"
+    )
     max_retries: int = setting(2, description="extra attempts after invalid or truncated output")
     connect_retries: int = setting(3, description="attempts when the server cannot be reached")
     max_tokens: int = setting(1024, description="tokens a reply may take when a stage sets no limit of its own")
@@ -68,15 +78,18 @@ class LLMConfig(BaseModel):
     connect_timeout: float = setting(5.0, gt=0, description="seconds to open a connection")
     timeout: float = setting(600.0, gt=0, description="seconds to wait for a reply")
     # The timeouts above bound each wait; a server that sends a byte now and then never meets them.
-    deadline: float = setting(600.0, gt=0, description="seconds one call to a server may take in all, retries "
-                              "and the whole reply included")
+    deadline: float = setting(
+        600.0, gt=0, description="seconds one call to a server may take in all, retries and the whole reply included"
+    )
     seed: int = setting(0, build=True, description="the sampler's seed")
     n_ctx: int = setting(8192, description="embedded: the context length")
-    n_threads: int | None = setting(None, description="embedded: threads that write (none: every core; prompts "
-                                    "are read with every core)")
+    n_threads: int | None = setting(
+        None, description="embedded: threads that write (none: every core; prompts are read with every core)"
+    )
     prompt_cache_bytes: int = setting(1 << 30, description="embedded: RAM for cached prompt prefixes (0: off)")
-    trusted: bool = setting(True, description="false for a server typed into the app: its error bodies are not "
-                            "shown (it may be anybody's)")
+    trusted: bool = setting(
+        True, description="false for a server typed into the app: its error bodies are not shown (it may be anybody's)"
+    )
 
 
 class AuthConfig(BaseModel):
@@ -85,14 +98,19 @@ class AuthConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     users: dict[str, str] = setting(default_factory=dict, description="name = hash from `ftamem hash-password`")
-    oidc: bool = setting(False, description="Streamlit's `st.login`, the provider in `.streamlit/secrets.toml` "
-                         "`[auth]`")
-    max_failures: int = setting(5, ge=1, description="failed sign-ins in a row, per name and per client, before "
-                                "sign-in is locked for them")
+    oidc: bool = setting(
+        False, description="Streamlit's `st.login`, the provider in `.streamlit/secrets.toml` `[auth]`"
+    )
+    max_failures: int = setting(
+        5, ge=1, description="failed sign-ins in a row, per name and per client, before sign-in is locked for them"
+    )
     lockout_minutes: float = setting(5.0, gt=0, description="how long a name or client stays locked")
-    allowed_hosts: list[str] = setting(default_factory=list, description="host names the app answers to (a "
-                                       "proxy's public name), besides the address it listens on and, on loopback, "
-                                       "localhost; a request naming another host is refused")
+    allowed_hosts: list[str] = setting(
+        default_factory=list,
+        description="host names the app answers to (a "
+        "proxy's public name), besides the address it listens on and, on loopback, "
+        "localhost; a request naming another host is refused",
+    )
 
 
 class Ablations(BaseModel):
@@ -121,17 +139,27 @@ class Settings(BaseModel):
     db_path: str = setting("memory.db", description="the SQLite database (`ftamem --db`, `FTAMEM_DB_PATH`)")
     # The values a profile sets are the settings themselves (and recorded as such); the name is kept
     # so that the sidebar, a build and every trace can say which method ran.
-    profile: Literal[PROFILES] = setting("small-model", description="the named profile the settings started from: "
-                                         "`small-model` (the embedded backend's default) or `paper` (an "
-                                         "OpenAI-compatible server's); `ftamem --profile`, `FTAMEM_PROFILE`")
+    profile: Literal[PROFILES] = setting(
+        "small-model",
+        description="the named profile the settings started from: "
+        "`small-model` (the embedded backend's default) or `paper` (an "
+        "OpenAI-compatible server's); `ftamem --profile`, `FTAMEM_PROFILE`",
+    )
     # Boundary-preserving Window Segmentation (Algorithm 1)
     window_size: int = setting(20, ge=2, build=True, description="W: turns in a BWS window (`fixed`: the stride)")
     min_forward_step: int = setting(1, ge=1, build=True, description="BWS: the least turns a window moves on")
     segmentation: Literal["bws", "fixed", "session", "pair"] = setting(
-        "bws", build=True, description="`bws` (Algorithm 1), `fixed` (stride W), `session` (one fragment per "
-        "session) or `pair` (W=2)")
-    min_fragment_turns: int = setting(6, ge=1, build=True, paper=1, description="a final BWS fragment shorter than "
-                                      "this joins its neighbour (1: as detected)")
+        "bws",
+        build=True,
+        description="`bws` (Algorithm 1), `fixed` (stride W), `session` (one fragment per session) or `pair` (W=2)",
+    )
+    min_fragment_turns: int = setting(
+        6,
+        ge=1,
+        build=True,
+        paper=1,
+        description="a final BWS fragment shorter than this joins its neighbour (1: as detected)",
+    )
     # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
     tau: float = setting(0.35, description="tau: the least R a unit needs to be kept")
     lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s + (1 - lambda) * c")
@@ -139,136 +167,297 @@ class Settings(BaseModel):
     top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
     link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
     # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
-    score_all_below: int = setting(20_000, ge=0, paper=1_000_000_000, description="a case of fewer units is "
-                                   "scored whole; a larger one scores its `candidate_pool` best FAISS hits")
-    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case "
-                                  "(at least K)")
-    auxiliary_limit: int = setting(6, ge=0, description="semantic / support-experience notes in a packet, "
-                                   "most relevant first")
-    packet_token_budget: int = setting(1000, ge=0, paper=0, description="the packet is cut to this many tokens "
-                                       "(units one line each first, then source turns that add words); 0: "
-                                       "everything retrieved")
-    turn_channel: int = setting(10, ge=0, paper=0, description="raw turns most similar to the question "
-                                "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)")
-    source_similarity: float = setting(0.5, ge=0.0, le=1.0, paper=0.0, description="weight of a unit's best "
-                                       "evidence turn's cosine in its similarity (0: the paper's s_emb)")
-    source_reply_context: bool = setting(True, paper=False, description="for s_src, a turn answering the other "
-                                         "speaker's question just before it is also embedded after that question")
-    retrieve_open_partials: bool = setting(True, description="a unit still partial at the end of the built case "
-                                           "is retrievable, flagged as partial")
-    retrieve_archived: bool = setting(False, description="units a counselor archived come back, marked \"now "
-                                      "archived\" (disputed ones never do)")
+    score_all_below: int = setting(
+        20_000,
+        ge=0,
+        paper=1_000_000_000,
+        description="a case of fewer units is scored whole; a larger one scores its `candidate_pool` best FAISS hits",
+    )
+    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case (at least K)")
+    auxiliary_limit: int = setting(
+        6, ge=0, description="semantic / support-experience notes in a packet, most relevant first"
+    )
+    packet_token_budget: int = setting(
+        1000,
+        ge=0,
+        paper=0,
+        description="the packet is cut to this many tokens "
+        "(units one line each first, then source turns that add words); 0: "
+        "everything retrieved",
+    )
+    turn_channel: int = setting(
+        10,
+        ge=0,
+        paper=0,
+        description="raw turns most similar to the question "
+        "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)",
+    )
+    source_similarity: float = setting(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        paper=0.0,
+        description="weight of a unit's best evidence turn's cosine in its similarity (0: the paper's s_emb)",
+    )
+    source_reply_context: bool = setting(
+        True,
+        paper=False,
+        description="for s_src, a turn answering the other "
+        "speaker's question just before it is also embedded after that question",
+    )
+    retrieve_open_partials: bool = setting(
+        True, description="a unit still partial at the end of the built case is retrievable, flagged as partial"
+    )
+    retrieve_archived: bool = setting(
+        False, description='units a counselor archived come back, marked "now archived" (disputed ones never do)'
+    )
     answer_max_tokens: int = setting(512, description="tokens an answer may take")
     # The paper has no citations; it has no value that turns them off.
     answer_max_citations: int = setting(5, ge=1, le=20, description="the most unit ids an answer cites")
-    ablations: Ablations = setting(default_factory=Ablations, description="the paper's ablation switches "
-                                   "(`[ablations]`); all off is the full method")
-    index: IndexConfig = setting(default_factory=IndexConfig, description="which FAISS index a case gets "
-                                 "(`[index]`)")
+    ablations: Ablations = setting(
+        default_factory=Ablations,
+        description="the paper's ablation switches (`[ablations]`); all off is the full method",
+    )
+    index: IndexConfig = setting(default_factory=IndexConfig, description="which FAISS index a case gets (`[index]`)")
     # Linking: candidate neighbours by embedding similarity before the classifier call
     link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
     link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
     # Temperatures (paper: construction 0.7, answers 0)
-    construction_temperature: float = setting(0.7, build=True, description="sampling temperature of every "
-                                              "construction call")
+    construction_temperature: float = setting(
+        0.7, build=True, description="sampling temperature of every construction call"
+    )
     answer_temperature: float = setting(0.0, description="sampling temperature of rewrite and answer calls")
-    construction_max_tokens: int = setting(2048, build=True, description="tokens a construction reply may take "
-                                           "(a longer one is truncated and retried)")
+    construction_max_tokens: int = setting(
+        2048, build=True, description="tokens a construction reply may take (a longer one is truncated and retried)"
+    )
     # A bound stops a looping model; 800 let conv-44's long facts through but cost recall and
     # tokens (docs/decisions.md). The paper has no bound, so no value returns to it.
-    fact_max_chars: int = setting(STATEMENT_CHARS, ge=40, build=True, description="the longest fact (characters) "
-                                  "the extraction and coverage schemas let the model write")
-    min_unit_words: int = setting(25, ge=0, build=True, paper=0, description="a fragment with at least this many "
-                                  "words must yield a unit (0: the model may return none)")
-    turns_per_unit: int = setting(3, ge=0, build=True, paper=0, description="such a fragment yields at least one "
-                                  "unit per this many of the person's turns of `coverage_min_words` or more "
-                                  "(0: at least one in all)")
-    coverage_pass: bool = setting(False, build=True, paper=False, description="one more call per fragment asks for "
-                                  "a unit for each of the person's substantive turns that no unit covers")
-    coverage_min_words: int = setting(6, ge=1, build=True, description="words that make a turn substantive "
-                                      "(coverage pass, verbatim fallback, `turns_per_unit`)")
+    fact_max_chars: int = setting(
+        STATEMENT_CHARS,
+        ge=40,
+        build=True,
+        description="the longest fact (characters) the extraction and coverage schemas let the model write",
+    )
+    min_unit_words: int = setting(
+        25,
+        ge=0,
+        build=True,
+        paper=0,
+        description="a fragment with at least this many words must yield a unit (0: the model may return none)",
+    )
+    turns_per_unit: int = setting(
+        3,
+        ge=0,
+        build=True,
+        paper=0,
+        description="such a fragment yields at least one "
+        "unit per this many of the person's turns of `coverage_min_words` or more "
+        "(0: at least one in all)",
+    )
+    coverage_pass: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="one more call per fragment asks for "
+        "a unit for each of the person's substantive turns that no unit covers",
+    )
+    coverage_min_words: int = setting(
+        6,
+        ge=1,
+        build=True,
+        description="words that make a turn substantive (coverage pass, verbatim fallback, `turns_per_unit`)",
+    )
     # Checks beyond the paper (construction/repairs/), each on by default and off with its switch.
-    speaker_check: bool = setting(True, build=True, paper=False, description="a fact whose subject is the other "
-                                  "speaker of the turn it carries gets the speaker's name; one no naming settles "
-                                  "is dropped")
-    merge_duplicates: bool = setting(True, build=True, paper=False, description="units of one fragment with "
-                                     "overlapping evidence and facts at least `duplicate_cosine` alike are merged")
-    duplicate_cosine: float = setting(0.92, gt=0.0, le=1.0, build=True, description="how alike two facts are to "
-                                      "be merged")
-    ground_facts: bool = setting(True, build=True, paper=False, description="a model-written fact with less than "
-                                 "`fact_support` of its word stems in its evidence is dropped")
-    fact_support: float = setting(0.5, ge=0.0, le=1.0, build=True, description="the share of a fact's word stems "
-                                  "its evidence must hold (also for longitudinal notes' clauses)")
+    speaker_check: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="a fact whose subject is the other "
+        "speaker of the turn it carries gets the speaker's name; one no naming settles "
+        "is dropped",
+    )
+    merge_duplicates: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="units of one fragment with "
+        "overlapping evidence and facts at least `duplicate_cosine` alike are merged",
+    )
+    duplicate_cosine: float = setting(
+        0.92, gt=0.0, le=1.0, build=True, description="how alike two facts are to be merged"
+    )
+    ground_facts: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="a model-written fact with less than `fact_support` of its word stems in its evidence is dropped",
+    )
+    fact_support: float = setting(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        build=True,
+        description="the share of a fact's word stems its evidence must hold (also for longitudinal notes' clauses)",
+    )
     # The more turns, the more of a made-up fact's words they hold by chance ("Audrey and her dogs
     # walked with Andrew on the trail", 12 turns of hikes and dogs, 0.67).
-    long_span_turns: int = setting(4, ge=0, build=True, paper=0, description="a fact over more turns than this "
-                                   "needs `long_span_support` (0: one threshold for all)")
-    long_span_support: float = setting(0.75, ge=0.0, le=1.0, build=True, description="the share a long-span fact "
-                                       "needs")
+    long_span_turns: int = setting(
+        4,
+        ge=0,
+        build=True,
+        paper=0,
+        description="a fact over more turns than this needs `long_span_support` (0: one threshold for all)",
+    )
+    long_span_support: float = setting(0.75, ge=0.0, le=1.0, build=True, description="the share a long-span fact needs")
     # "I'm impressed with your enthusiasm" made "Maria is enthusiastic".
-    told_share: float = setting(0.5, ge=0.0, le=1.0, build=True, paper=0.0, description="between peers (no "
-                                "assistant), a model-written fact is dropped when less than this share of its "
-                                "supported stems come from what the speakers tell, not from what they say to each "
-                                "other (0: off)")
-    ground_anchors: bool = setting(True, build=True, paper=False, description="feeling, intention, relations and "
-                                   "summary sharing no content word with the evidence become unknown")
-    turn_anchors: bool = setting(False, build=True, paper=False, description="(candidate, issue 39) the "
-                                 "extraction reply also gives each of the person's substantive turns the feeling it "
-                                 "states or clearly shows and what its speaker intends; a unit whose own anchor is "
-                                 "unknown (a copy of a turn always is) takes those of its speaker's turns")
-    strict_links: bool = setting(False, build=True, paper=False, description="(candidate, issue 39) the linking "
-                                 "prompt adds that looking alike is no relation, that followup_of and updates need "
-                                 "the new unit to report on the older one's event, and an unrelated pair's example")
-    ground_notes: bool = setting(True, build=True, paper=False, description="a longitudinal note keeps only the "
-                                 "clauses with `fact_support` of their stems in the own turns of the speaker they "
-                                 "name; none left: the note goes")
+    told_share: float = setting(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        build=True,
+        paper=0.0,
+        description="between peers (no "
+        "assistant), a model-written fact is dropped when less than this share of its "
+        "supported stems come from what the speakers tell, not from what they say to each "
+        "other (0: off)",
+    )
+    ground_anchors: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="feeling, intention, relations and "
+        "summary sharing no content word with the evidence become unknown",
+    )
+    turn_anchors: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="(candidate, issue 39) the "
+        "extraction reply also gives each of the person's substantive turns the feeling it "
+        "states or clearly shows and what its speaker intends; a unit whose own anchor is "
+        "unknown (a copy of a turn always is) takes those of its speaker's turns",
+    )
+    strict_links: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="(candidate, issue 39) the linking "
+        "prompt adds that looking alike is no relation, that followup_of and updates need "
+        "the new unit to report on the older one's event, and an unrelated pair's example",
+    )
+    ground_notes: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="a longitudinal note keeps only the "
+        "clauses with `fact_support` of their stems in the own turns of the speaker they "
+        "name; none left: the note goes",
+    )
     # Off: measured on LoCoMo conv-26 it lowered pointer recall.
-    trim_spans: bool = setting(False, build=True, paper=False, description="a model-written unit's evidence span is "
-                               "cut to the turns that carry its fact (and a question just before them)")
-    split_facts: bool = setting(True, build=True, paper=False, description="a new, final model-written fact of "
-                                "several sentences that carry different turns becomes one unit per sentence group, "
-                                "each checked alone")
-    verbatim_fallback: bool = setting(True, build=True, paper=False, description="a substantive turn no unit covers "
-                                      "gets a unit of its own words")
-    verbatim_within_spans: bool = setting(True, build=True, paper=False, description="so does one inside a unit's "
-                                          "span whose words the unit's fact does not carry")
+    trim_spans: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="a model-written unit's evidence span is "
+        "cut to the turns that carry its fact (and a question just before them)",
+    )
+    split_facts: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="a new, final model-written fact of "
+        "several sentences that carry different turns becomes one unit per sentence group, "
+        "each checked alone",
+    )
+    verbatim_fallback: bool = setting(
+        True, build=True, paper=False, description="a substantive turn no unit covers gets a unit of its own words"
+    )
+    verbatim_within_spans: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="so does one inside a unit's span whose words the unit's fact does not carry",
+    )
     # Off: a unit that describes the photo carried what the person said with it, which was in no unit.
-    caption_carries_turn: bool = setting(False, build=True, paper=False, description="in that test a photo's "
-                                         "caption (\"[shares a photo of ...]\") counts as the turn's words")
-    verbatim_reply_words: int = setting(12, ge=0, build=True, paper=0, description="a verbatim unit of at most this "
-                                        "many words that points back (\"Glad to be part of it.\") quotes the turn "
-                                        "it answers in its summary and takes it into its span (0: off)")
-    link_per_fragment: bool = setting(True, build=True, paper=False, description="one linking call per fragment for "
-                                      "all its new units (the paper: one per unit)")
-    lifecycle_by_relation: bool = setting(True, build=True, paper=False, description="a linked older unit's "
-                                          "lifecycle changes only when the relation reports on it (updates, "
-                                          "followup_of, contradicts); the paper takes every judged pair's suggestion")
+    caption_carries_turn: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="in that test a photo's caption (\"[shares a photo of ...]\") counts as the turn's words",
+    )
+    verbatim_reply_words: int = setting(
+        12,
+        ge=0,
+        build=True,
+        paper=0,
+        description="a verbatim unit of at most this "
+        'many words that points back ("Glad to be part of it.") quotes the turn '
+        "it answers in its summary and takes it into its span (0: off)",
+    )
+    link_per_fragment: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="one linking call per fragment for all its new units (the paper: one per unit)",
+    )
+    lifecycle_by_relation: bool = setting(
+        True,
+        build=True,
+        paper=False,
+        description="a linked older unit's "
+        "lifecycle changes only when the relation reports on it (updates, "
+        "followup_of, contradicts); the paper takes every judged pair's suggestion",
+    )
     # Loaders
     max_turn_chars: int = setting(100_000, ge=1, description="a longer turn is an input error")
     max_upload_mb: int = setting(50, ge=1, description="the largest file (or pasted text) the app accepts")
-    prompt_turn_chars: int = setting(16_000, ge=0, build=True, description="the turns of one prompt take at most "
-                                     "this many characters, longer ones cut in the prompt only and named in the "
-                                     "build log (0: never cut)")
-    retention_days: int | None = setting(None, ge=1, le=MAX_RETENTION_DAYS, description="a case with no retention "
-                                         "of its own is erased this many days after it was ingested (none: kept "
-                                         "until erased by hand); checked when the app or a command starts")
+    prompt_turn_chars: int = setting(
+        16_000,
+        ge=0,
+        build=True,
+        description="the turns of one prompt take at most "
+        "this many characters, longer ones cut in the prompt only and named in the "
+        "build log (0: never cut)",
+    )
+    retention_days: int | None = setting(
+        None,
+        ge=1,
+        le=MAX_RETENTION_DAYS,
+        description="a case with no retention "
+        "of its own is erased this many days after it was ingested (none: kept "
+        "until erased by hand); checked when the app or a command starts",
+    )
     # Models
-    model_dir: str = setting(default_factory=default_model_dir, description="where the GGUF files and saved "
-                             "prompt states live (a checkout's `.cache/models`, else `~/.cache/ftamem/models`)")
-    embedding_model: str | None = setting(None, build=True, description="the sentence embedder (none: the "
-                                          "packaged all-MiniLM-L6-v2)")
+    model_dir: str = setting(
+        default_factory=default_model_dir,
+        description="where the GGUF files and saved "
+        "prompt states live (a checkout's `.cache/models`, else `~/.cache/ftamem/models`)",
+    )
+    embedding_model: str | None = setting(
+        None, build=True, description="the sentence embedder (none: the packaged all-MiniLM-L6-v2)"
+    )
     embedding_batch_size: int = setting(64, description="texts embedded at once")
     llm: LLMConfig = setting(default_factory=LLMConfig, description="the language model for every stage (`[llm]`)")
-    backends: dict[str, LLMConfig] = setting(default_factory=dict, description="backends the app's sidebar offers "
-                                             "by name beside `llm` (e.g. `[backends.\"GPU server\"]`)")
-    allow_custom_backend: bool = setting(False, description="the sidebar lets a user type a server URL (off: only "
-                                         "configured backends; a typed URL never receives a configured API key, "
-                                         "and its error bodies are not shown)")
-    eval_dir: str = setting("eval-runs", description="where `ftamem eval` writes runs when given no --out; the "
-                            "Evaluate page lists them")
+    backends: dict[str, LLMConfig] = setting(
+        default_factory=dict,
+        description='backends the app\'s sidebar offers by name beside `llm` (e.g. `[backends."GPU server"]`)',
+    )
+    allow_custom_backend: bool = setting(
+        False,
+        description="the sidebar lets a user type a server URL (off: only "
+        "configured backends; a typed URL never receives a configured API key, "
+        "and its error bodies are not shown)",
+    )
+    eval_dir: str = setting(
+        "eval-runs", description="where `ftamem eval` writes runs when given no --out; the Evaluate page lists them"
+    )
     # So that one vLLM server, or several behind one URL, is kept busy.
-    eval_workers: int = setting(4, ge=1, description="questions answered (and cases built) at once by `ftamem "
-                                "eval` against an OpenAI-compatible server (embedded: always 1)")
+    eval_workers: int = setting(
+        4,
+        ge=1,
+        description="questions answered (and cases built) at once by `ftamem "
+        "eval` against an OpenAI-compatible server (embedded: always 1)",
+    )
     auth: AuthConfig = setting(default_factory=AuthConfig, description="sign-in (`[auth]`)")
 
     def build_settings(self) -> dict[str, Any]:
@@ -318,8 +507,11 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
             llm[name] = _env_value(environ[key])
     if llm:
         data["llm"] = llm
-    ablations = {name: _env_value(environ[f"FTAMEM_ABLATIONS_{name.upper()}"]) for name in Ablations.model_fields
-                 if f"FTAMEM_ABLATIONS_{name.upper()}" in environ}
+    ablations = {
+        name: _env_value(environ[f"FTAMEM_ABLATIONS_{name.upper()}"])
+        for name in Ablations.model_fields
+        if f"FTAMEM_ABLATIONS_{name.upper()}" in environ
+    }
     if ablations:
         data["ablations"] = ablations
     return data
@@ -345,8 +537,12 @@ def load_settings(
     file_profile = data.pop("profile", None)
     env = _from_env(environ)
     env.pop("profile", None)  # FTAMEM_PROFILE is read below, with its place in the precedence
-    backend = ((overrides.get("llm") or {}).get("backend") or env.get("llm", {}).get("backend")
-               or data.get("llm", {}).get("backend") or LLMConfig.model_fields["backend"].default)
+    backend = (
+        (overrides.get("llm") or {}).get("backend")
+        or env.get("llm", {}).get("backend")
+        or data.get("llm", {}).get("backend")
+        or LLMConfig.model_fields["backend"].default
+    )
     name = profile or environ.get("FTAMEM_PROFILE") or file_profile or default_profile(backend)
     data = {**profile_values(name, Settings), **data, "profile": name}
     llm = {**data.get("llm", {}), **env.pop("llm", {})}

@@ -13,11 +13,21 @@ NOTHING = "—"
 # Stored values whose words are not just the value with spaces for underscores.
 WORDS = {"followup_of": "follow-up of", "llm_calls": "model calls", "bws": "BWS"}
 # Stored field names (the edit history's "field") as the card and the edit form name them.
-FIELDS = {"fact.text": "fact", "fact.summary": "summary", "fact.content_type": "content type",
-          "fact.participants": "who", "time.event_time": "event time", "time.event_time_expression": "time as said",
-          "time.time_orientation": "time orientation", "time.completion": "completion",
-          "affect.emotion_or_state": "feeling", "affect.intention_or_plan": "intention or plan",
-          "affect.relation_cues": "relations", "lifecycle_status": "lifecycle", "construction_status": "status"}
+FIELDS = {
+    "fact.text": "fact",
+    "fact.summary": "summary",
+    "fact.content_type": "content type",
+    "fact.participants": "who",
+    "time.event_time": "event time",
+    "time.event_time_expression": "time as said",
+    "time.time_orientation": "time orientation",
+    "time.completion": "completion",
+    "affect.emotion_or_state": "feeling",
+    "affect.intention_or_plan": "intention or plan",
+    "affect.relation_cues": "relations",
+    "lifecycle_status": "lifecycle",
+    "construction_status": "status",
+}
 
 
 def number(idx: int | None) -> str:
@@ -35,7 +45,9 @@ def word(value: object) -> str:
 
 def words(value: object) -> str:
     """A value made of enum values (an audit stratum "model · current_state · session 1") as words."""
-    return NOTHING if value is None or str(value).strip() == "" else re.sub(r"\w+", lambda m: word(m.group()), str(value))
+    return (
+        NOTHING if value is None or str(value).strip() == "" else re.sub(r"\w+", lambda m: word(m.group()), str(value))
+    )
 
 
 def field(name: object) -> str:
@@ -86,12 +98,18 @@ def link(source: int, relation: object, target: int, confidence: object = None) 
     return f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
 
 
-def rows(records: list[dict], columns: dict[str, str], dates: tuple[str, ...] = ("at",),
-         enums: tuple[str, ...] = ()) -> list[dict]:
+def rows(
+    records: list[dict], columns: dict[str, str], dates: tuple[str, ...] = ("at",), enums: tuple[str, ...] = ()
+) -> list[dict]:
     """Log rows (consent, access, rounds) as people read them: only ``columns`` (stored name →
     heading), in that order; timestamps with their time of day, enum values as words, empty as "—"."""
-    return [{label: moment(r.get(key)) if key in dates else word(r.get(key)) if key in enums else text(r.get(key))
-             for key, label in columns.items()} for r in records]
+    return [
+        {
+            label: moment(r.get(key)) if key in dates else word(r.get(key)) if key in enums else text(r.get(key))
+            for key, label in columns.items()
+        }
+        for r in records
+    ]
 
 
 def text(value: object) -> str:
@@ -99,8 +117,16 @@ def text(value: object) -> str:
     return NOTHING if value is None or str(value).strip() == "" else str(value)
 
 
-ENUM_FIELDS = {"fact.content_type", "time.time_orientation", "time.completion", "lifecycle_status", "completeness",
-               "construction_status", "relation", "confidence"}
+ENUM_FIELDS = {
+    "fact.content_type",
+    "time.time_orientation",
+    "time.completion",
+    "lifecycle_status",
+    "completeness",
+    "construction_status",
+    "relation",
+    "confidence",
+}
 HISTORY_FIRST = {"who": "who", "at": "when", "action": "what", "reason": "why"}
 HISTORY_REST = {"object": "of", "field": "field", "old": "was", "new": "became"}
 
@@ -131,8 +157,13 @@ def value(v: object) -> str:
 def cells(records: list[dict]) -> list[dict]:
     """A table's rows with every cell as read (``value``: yes/no, "—" for nothing; numbers stay
     numbers) and every heading in words (``not_applicable`` → "not applicable")."""
-    return [{k.replace("_", " "): v if isinstance(v, (int, float)) and not isinstance(v, bool) else value(v)
-             for k, v in r.items()} for r in records]
+    return [
+        {
+            k.replace("_", " "): v if isinstance(v, (int, float)) and not isinstance(v, bool) else value(v)
+            for k, v in r.items()
+        }
+        for r in records
+    ]
 
 
 def settings_rows(settings: dict, prefix: str = "") -> list[dict]:
@@ -150,7 +181,9 @@ def settings_rows(settings: dict, prefix: str = "") -> list[dict]:
 def health_lines(result: dict) -> list[str]:
     """The backend health check (llm.health_check) as sentences."""
     reply = ", ".join(f"{word(k)} {value(v)}" for k, v in result.get("reply", {}).items()) or NOTHING
-    return [f"Backend {result['backend']} · model {result['model']}: it answered.",
-            f"Time: {result['seconds']} s in all, {result['call_seconds']} s in the model call.",
-            f"Tokens: {result['prompt_tokens']} in, {result['completion_tokens']} out.",
-            f"Its reply to the test question: {reply}."]
+    return [
+        f"Backend {result['backend']} · model {result['model']}: it answered.",
+        f"Time: {result['seconds']} s in all, {result['call_seconds']} s in the model call.",
+        f"Tokens: {result['prompt_tokens']} in, {result['completion_tokens']} out.",
+        f"Its reply to the test question: {reply}.",
+    ]

@@ -17,18 +17,31 @@ from .display import date, link as link_line, span, word
 from .models import FTAUnit, Link
 
 COLOURS = {
-    "event": "#4e79a7", "current_state": "#f28e2b", "relationship_event": "#e15759", "belief_candidate": "#76b7b2",
-    "homework_or_plan": "#59a14f", "support_interaction": "#edc948", "risk_signal": "#b07aa1", "general_fact": "#9c755f",
+    "event": "#4e79a7",
+    "current_state": "#f28e2b",
+    "relationship_event": "#e15759",
+    "belief_candidate": "#76b7b2",
+    "homework_or_plan": "#59a14f",
+    "support_interaction": "#edc948",
+    "risk_signal": "#b07aa1",
+    "general_fact": "#9c755f",
 }
-EDGE_COLOURS = {"updates": "#1f77b4", "contradicts": "#d62728", "followup_of": "#2ca02c",
-                "same_episode_as": "#7f7f7f", "supports": "#9467bd"}
+EDGE_COLOURS = {
+    "updates": "#1f77b4",
+    "contradicts": "#d62728",
+    "followup_of": "#2ca02c",
+    "same_episode_as": "#7f7f7f",
+    "supports": "#9467bd",
+}
 
 
 def _vis_assets() -> tuple[str, str]:
     import pyvis
 
     lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
-    return (lib / "vis-network.min.js").read_text(encoding="utf-8"), (lib / "vis-network.css").read_text(encoding="utf-8")
+    return (lib / "vis-network.min.js").read_text(encoding="utf-8"), (lib / "vis-network.css").read_text(
+        encoding="utf-8"
+    )
 
 
 OUT_OF_RETRIEVAL = "#dddddd"  # disputed and archived units, which retrieval leaves out
@@ -44,36 +57,62 @@ def network(units: list[FTAUnit], links: list[Link]):
         label = u.fact.summary or u.fact.text
         label = label if len(label) <= 40 else label[:39] + "…"
         # As people read it (display): words, dates, turns counted from 1, "—" for nothing.
-        title = (f"m{u.id} · {word(u.fact.content_type)} · {word(u.lifecycle_status)}\n{u.fact.text}\n"
-                 f"said {date(u.time.dialogue_time)}; happened {date(u.time.event_time)}\n"
-                 f"feeling: {word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}\n"
-                 f"turns {span(u.evidence.start, u.evidence.end)}")
+        title = (
+            f"m{u.id} · {word(u.fact.content_type)} · {word(u.lifecycle_status)}\n{u.fact.text}\n"
+            f"said {date(u.time.dialogue_time)}; happened {date(u.time.event_time)}\n"
+            f"feeling: {word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}\n"
+            f"turns {span(u.evidence.start, u.evidence.end)}"
+        )
         out = u.disputed or u.lifecycle_status == "archived"  # out of retrieval: greyed
         if out:
             title += "\n(disputed)" if u.disputed else "\n(archived)"
-        net.add_node(u.id, label=f"m{u.id} {label}", title=title, shape="dot", size=14, borderWidth=3 if u.disputed else 1,
-                     color=OUT_OF_RETRIEVAL if out else COLOURS.get(u.fact.content_type, "#bab0ac"))
+        net.add_node(
+            u.id,
+            label=f"m{u.id} {label}",
+            title=title,
+            shape="dot",
+            size=14,
+            borderWidth=3 if u.disputed else 1,
+            color=OUT_OF_RETRIEVAL if out else COLOURS.get(u.fact.content_type, "#bab0ac"),
+        )
     for link in links:
         if link.source in ids and link.target in ids:
-            net.add_edge(link.source, link.target, title=link_line(link.source, link.relation, link.target, link.confidence),
-                         label=word(link.relation),
-                         color=EDGE_COLOURS.get(link.relation, "#aaaaaa"), arrows="to")
+            net.add_edge(
+                link.source,
+                link.target,
+                title=link_line(link.source, link.relation, link.target, link.confidence),
+                label=word(link.relation),
+                color=EDGE_COLOURS.get(link.relation, "#aaaaaa"),
+                arrows="to",
+            )
     return net
 
 
 def _json_for_script(data: object) -> str:
     # JSON inside <script>: "</" would end the script element early; escape it and friends.
-    return (json.dumps(data, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        json.dumps(data, ensure_ascii=False)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def graph_html(units: list[FTAUnit], links: list[Link], height: int = 640) -> str:
     net = network(units, links)
-    nodes = [{k: n[k] for k in ("id", "label", "title", "color", "shape", "size", "borderWidth") if k in n} for n in net.nodes]
+    nodes = [
+        {k: n[k] for k in ("id", "label", "title", "color", "shape", "size", "borderWidth") if k in n}
+        for n in net.nodes
+    ]
     edges = [{k: e[k] for k in ("from", "to", "title", "label", "color", "arrows") if k in e} for e in net.edges]
     script, style = _vis_assets()
-    options = {"physics": {"stabilization": {"iterations": 150}}, "interaction": {"hover": True},
-               "edges": {"font": {"size": 10, "align": "middle"}, "smooth": {"type": "dynamic"}}}
+    options = {
+        "physics": {"stabilization": {"iterations": 150}},
+        "interaction": {"hover": True},
+        "edges": {"font": {"size": 10, "align": "middle"}, "smooth": {"type": "dynamic"}},
+    }
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">

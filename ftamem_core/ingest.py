@@ -15,10 +15,19 @@ from .storage.cases import OnExists
 from .storage.store import Store
 
 
-def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists: OnExists = "refuse",
-                only: list[str] | None = None, max_turn_chars: int = 100_000, consent_by: str | None = None,
-                consent_note: str = "", retention_days: int | None = None, max_mb: int = 50,
-                who: str = "") -> dict[str, str]:
+def ingest_file(
+    store: Store,
+    path: str | Path,
+    fmt: Format = "auto",
+    on_exists: OnExists = "refuse",
+    only: list[str] | None = None,
+    max_turn_chars: int = 100_000,
+    consent_by: str | None = None,
+    consent_note: str = "",
+    retention_days: int | None = None,
+    max_mb: int = 50,
+    who: str = "",
+) -> dict[str, str]:
     """Returns {case id: "added" | "replaced" | "skipped"}; raises LoadError or StoreError.
 
     With ``consent_by``, consent is recorded as granted by that person for every case written
@@ -32,8 +41,9 @@ def ingest_file(store: Store, path: str | Path, fmt: Format = "auto", on_exists:
         docs = [d for d in docs if d.case.id in only]
     if retention_days is not None:
         check_retention(retention_days)
-        docs = [d.model_copy(update={"case": d.case.model_copy(update={"retention_days": retention_days})})
-                for d in docs]
+        docs = [
+            d.model_copy(update={"case": d.case.model_copy(update={"retention_days": retention_days})}) for d in docs
+        ]
     with store.transaction():  # the cases and their consent, or nothing
         outcome = store.ingest(docs, on_exists=on_exists, who=who, source=Path(path).name)
         written = [c for c, what in outcome.items() if what != "skipped"]
@@ -64,13 +74,22 @@ def session_from_rows(rows: list[dict], session_time: str = "", max_turn_chars: 
         if not text:
             continue
         if len(text) > max_turn_chars:
-            raise LoadError("typed session", f"turn {n}", f"turn text is {len(text):,} characters; the limit is {max_turn_chars:,}")
+            raise LoadError(
+                "typed session", f"turn {n}", f"turn text is {len(text):,} characters; the limit is {max_turn_chars:,}"
+            )
         role = row.get("role") or "user"
         if role not in ("user", "assistant", "other"):
             raise LoadError("typed session", f"turn {n}", f"role must be user, assistant or other, not {role!r}")
-        turns.append(Turn(role=role, speaker=str(row.get("speaker") or ""), text=text,
-                          timestamp=parse_time(str(row.get("timestamp") or "")) or parse_time(session_time)))
+        turns.append(
+            Turn(
+                role=role,
+                speaker=str(row.get("speaker") or ""),
+                text=text,
+                timestamp=parse_time(str(row.get("timestamp") or "")) or parse_time(session_time),
+            )
+        )
     if not turns:
         raise LoadError("typed session", "", "the session has no turns")
-    return SessionDocument(session=Session(source_id="typed", time=parse_time(session_time), time_text=session_time),
-                           turns=turns)
+    return SessionDocument(
+        session=Session(source_id="typed", time=parse_time(session_time), time_text=session_time), turns=turns
+    )

@@ -98,7 +98,9 @@ class Case(Record):
     # Benchmark profile (basic_info, social relationships, speakers) kept for evaluation.
     profile: dict = Field(default_factory=dict)
     created_at: str = Field(default_factory=utcnow)
-    retention_days: int | None = Field(default=None, ge=1, le=MAX_RETENTION_DAYS)  # erased this many days after created_at
+    retention_days: int | None = Field(
+        default=None, ge=1, le=MAX_RETENTION_DAYS
+    )  # erased this many days after created_at
 
 
 class Session(Record):

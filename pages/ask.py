@@ -38,75 +38,140 @@ def research(trace) -> None:
     if gold is not None:  # a benchmark question: its gold answer and evidence beside the answer
         by_id = {t.original_id: t.idx for t in store.turns(case_id) if t.original_id}
         evidence = [by_id[e] for e in gold.evidence if e in by_id]
-        pointed = {i for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]
-                   if u.id in trace.shown_unit_ids for i in range(u.evidence.start, u.evidence.end + 1)}
+        pointed = {
+            i
+            for u in trace.packet.primary + [n.unit for n in trace.packet.neighbours]
+            if u.id in trace.shown_unit_ids
+            for i in range(u.evidence.start, u.evidence.end + 1)
+        }
         pointed |= set(trace.shown_turn_ids)
         st.text(f"Gold answer: {gold.answer if gold.answer is not None else '(none: not answerable)'}")
         if evidence:
-            st.text(f"Gold evidence turns: {turns(evidence)}; in the packet: "
-                    f"{turns([i for i in evidence if i in pointed]) if pointed & set(evidence) else 'none'}")
-    st.caption(ui.plain(f"packet {trace.packet_tokens} tokens · " + " · ".join(
-        f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
-        + " · " + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())))
-    st.download_button("Trace as JSON", json.dumps(trace.as_dict(), ensure_ascii=False, indent=1, default=str),
-                       f"trace-{trace.case_id}.json".replace("/", "_"), "application/json")
+            st.text(
+                f"Gold evidence turns: {turns(evidence)}; in the packet: "
+                f"{turns([i for i in evidence if i in pointed]) if pointed & set(evidence) else 'none'}"
+            )
+    st.caption(
+        ui.plain(
+            f"packet {trace.packet_tokens} tokens · "
+            + " · ".join(f"{c['stage']} {c['prompt_tokens']}+{c['completion_tokens']} tokens" for c in trace.calls)
+            + " · "
+            + " · ".join(f"{k} {v:.2f} s" for k, v in trace.seconds.items())
+        )
+    )
+    st.download_button(
+        "Trace as JSON",
+        json.dumps(trace.as_dict(), ensure_ascii=False, indent=1, default=str),
+        f"trace-{trace.case_id}.json".replace("/", "_"),
+        "application/json",
+    )
     st.subheader("Rewritten query and cues")
     st.text(trace.query)
-    st.dataframe([{"cue": word(name), "values": ", ".join(map(str, values)) or NOTHING}
-                  for name, values in trace.cues.model_dump().items()], hide_index=True)
+    st.dataframe(
+        [
+            {"cue": word(name), "values": ", ".join(map(str, values)) or NOTHING}
+            for name, values in trace.cues.model_dump().items()
+        ],
+        hide_index=True,
+    )
     st.subheader("Scored candidates")
     if trace.settings.get("source_similarity"):
         # plain: the formula's asterisks and underscores would render as Markdown emphasis
-        st.caption(ui.plain(f"Source similarity (beyond the paper, setting source_similarity = "
-                            f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
-                            "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
-                            + (" A turn answering the other speaker's question just before it counts with that "
-                               "question too (source_reply_context)." if trace.settings.get("source_reply_context")
-                               else "")))
+        st.caption(
+            ui.plain(
+                f"Source similarity (beyond the paper, setting source_similarity = "
+                f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
+                "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
+                + (
+                    " A turn answering the other speaker's question just before it counts with that "
+                    "question too (source_reply_context)."
+                    if trace.settings.get("source_reply_context")
+                    else ""
+                )
+            )
+        )
     facts = store.unit_facts(case_id, [c["id"] for c in trace.candidates])
-    st.dataframe([{**c, "fact": facts.get(c["id"], "(deleted)"),
-                   "left out": WHY_LEFT_OUT.get(trace.left_out.get(c["id"]), "")} for c in trace.candidates],
-                 hide_index=True)
+    st.dataframe(
+        [
+            {
+                **c,
+                "fact": facts.get(c["id"], "(deleted)"),
+                "left out": WHY_LEFT_OUT.get(trace.left_out.get(c["id"]), ""),
+            }
+            for c in trace.candidates
+        ],
+        hide_index=True,
+    )
     st.subheader("Memory packet")
     if trace.channel_turn_ids:
-        st.caption(ui.plain("Turn channel (beyond the paper, setting turn_channel): raw turns "
-                            + turns(trace.channel_turn_ids) + " are shown word for word under Other turns."))
+        st.caption(
+            ui.plain(
+                "Turn channel (beyond the paper, setting turn_channel): raw turns "
+                + turns(trace.channel_turn_ids)
+                + " are shown word for word under Other turns."
+            )
+        )
     st.caption("As the model read it, its section marks included; the packet counts turns from 0 ([0] is turn 1).")
     st.text(trace.packet_text)
 
 
 if stored:
     c1, c2 = st.columns([4, 1])
-    c1.selectbox("The case's stored questions", range(len(stored)), key="ask_starter",
-                 format_func=lambda i: f"{word(stored[i].category)} · {stored[i].question[:120]}")
+    c1.selectbox(
+        "The case's stored questions",
+        range(len(stored)),
+        key="ask_starter",
+        format_func=lambda i: f"{word(stored[i].category)} · {stored[i].question[:120]}",
+    )
     c2.button("Use this question", on_click=use_starter)
 
 allowed = consent.granted(store, case_id)  # inference.ask refuses too; this says why before typing
 if not allowed:
-    st.warning(ui.plain(f"A question sends this case's memory and turns to the model, which needs the person's "
-                        f"consent; this case has none ({word(consent.state(store, case_id)['state'])}). Record it on "
-                        "the Privacy page."))
+    st.warning(
+        ui.plain(
+            f"A question sends this case's memory and turns to the model, which needs the person's "
+            f"consent; this case has none ({word(consent.state(store, case_id)['state'])}). Record it on "
+            "the Privacy page."
+        )
+    )
 case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
 with st.form("ask"):
     question = st.text_input("Question", key="ask_question", placeholder="When did … ? (Enter asks)")
     with st.expander("Advanced"):
         c1, c2, c3, c4, c5 = st.columns(5)
         k = c1.number_input("K", 1, 100, case_k, help=f"units kept after the threshold; default {case_k} ({k_reason})")
-        tau = c2.number_input("τ", 0.0, 1.0, settings.tau, step=0.05,
-                              help="threshold: a unit whose score R is below it is not used")
-        lam = c3.number_input("λ", 0.0, 1.0, settings.lam, step=0.05,
-                              help="weight of embedding similarity in R; the rest is the cue score (people, time, type, affect)")
+        tau = c2.number_input(
+            "τ", 0.0, 1.0, settings.tau, step=0.05, help="threshold: a unit whose score R is below it is not used"
+        )
+        lam = c3.number_input(
+            "λ",
+            0.0,
+            1.0,
+            settings.lam,
+            step=0.05,
+            help="weight of embedding similarity in R; the rest is the cue score (people, time, type, affect)",
+        )
         b = c4.number_input("B", 0, 10, settings.link_expansion, help="linked neighbours added per retrieved unit")
-        preset = c5.selectbox("Method", sorted(PRESETS), index=sorted(PRESETS).index("full"), format_func=word,
-                              help="the full method, or one ablation (what it switches off is in its name)")
+        preset = c5.selectbox(
+            "Method",
+            sorted(PRESETS),
+            index=sorted(PRESETS).index("full"),
+            format_func=word,
+            help="the full method, or one ablation (what it switches off is in its name)",
+        )
         archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
     submitted = st.form_submit_button("Ask", type="primary", disabled=not allowed)
 
 built = bool(store.done_sessions(case_id))
 if not built:  # said before asking, and again beside the answer
-    st.info("This case's memory is not built yet: an answer comes from the raw turns most like the question "
-            + ("(the turn channel), not from memory units." if settings.turn_channel else
-               "— and the turn channel is off, so there is nothing to answer from. Build the memory first."))
+    st.info(
+        "This case's memory is not built yet: an answer comes from the raw turns most like the question "
+        + (
+            "(the turn channel), not from memory units."
+            if settings.turn_channel
+            else "— and the turn channel is off, so there is nothing to answer from. Build the memory first."
+        )
+    )
 
 STAGE_WORDS = {"rewrite": "Reading the question", "retrieval": "Finding the memory", "answer": "Writing the answer"}
 
@@ -132,13 +197,24 @@ if submitted and question.strip():
 
         def on_stage(stage: str) -> None:
             n = STAGES.index(stage) + 1
-            status.update(label=f"{STAGE_WORDS[stage]} · step {n} of {len(STAGES)} · "
-                                f"{time.perf_counter() - began:.0f} s so far · {expected}")
+            status.update(
+                label=f"{STAGE_WORDS[stage]} · step {n} of {len(STAGES)} · "
+                f"{time.perf_counter() - began:.0f} s so far · {expected}"
+            )
             st.text(f"{n}. {STAGE_WORDS[stage]}")
 
         try:
-            trace = ask(store, case_id, question, ui.llm(), ui.embedder(), run_settings, k=int(k),
-                        ablations=PRESETS[preset], on_stage=on_stage)
+            trace = ask(
+                store,
+                case_id,
+                question,
+                ui.llm(),
+                ui.embedder(),
+                run_settings,
+                k=int(k),
+                ablations=PRESETS[preset],
+                on_stage=on_stage,
+            )
             st.session_state["trace"] = trace
             status.update(label=f"Answered in {sum(trace.seconds.values()):.1f} s", state="complete", expanded=False)
         except Exception as e:  # a backend failure is shown, not raised
@@ -147,8 +223,10 @@ if submitted and question.strip():
 elif submitted:
     st.warning("Type a question first.")
 
-WHY_LEFT_OUT = {BUDGET: "the packet's token budget was full",
-                COVERED: "its turns were shown to the model word for word instead"}
+WHY_LEFT_OUT = {
+    BUDGET: "the packet's token budget was full",
+    COVERED: "its turns were shown to the model word for word instead",
+}
 
 trace = st.session_state.get("trace")
 if trace is not None and trace.case_id == case_id:
@@ -172,8 +250,10 @@ if trace is not None and trace.case_id == case_id:
                 st.text(f"[{number(i)}] {read[i].speaker or read[i].role}: {read[i].text}")
     for uid in cited:
         with st.expander(ui.plain(f"m{uid}: {units[uid].fact.text}"), expanded=len(cited) == 1):
-            st.text(f"Turns {span(units[uid].evidence.start, units[uid].evidence.end)}, "
-                    f"said {date(units[uid].time.dialogue_time)}:")
+            st.text(
+                f"Turns {span(units[uid].evidence.start, units[uid].evidence.end)}, "
+                f"said {date(units[uid].time.dialogue_time)}:"
+            )
             for t in trace.packet.sources.get(uid, []):
                 st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
             if st.button("Open in Memory", key=f"open-{uid}"):
@@ -181,8 +261,12 @@ if trace is not None and trace.case_id == case_id:
     left_out = {uid: why for uid, why in trace.left_out.items() if uid in trace.kept_ids}
     if left_out:
         facts = store.unit_facts(case_id, list(left_out))
-        st.caption(ui.plain("Kept for this question but not shown to the model: " + "; ".join(
-            f"m{uid} ({WHY_LEFT_OUT.get(why, word(why))})" for uid, why in left_out.items())))
+        st.caption(
+            ui.plain(
+                "Kept for this question but not shown to the model: "
+                + "; ".join(f"m{uid} ({WHY_LEFT_OUT.get(why, word(why))})" for uid, why in left_out.items())
+            )
+        )
         for uid in left_out:  # which units, in their words
             st.text(f"m{uid}: {facts.get(uid, '(deleted)')}")
     with st.expander("Research view: cues, candidates, formula, packet, trace"):

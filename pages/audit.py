@@ -14,8 +14,12 @@ from ftamem_core.governance.audit.checks import CHECKS
 from ftamem_core.storage.store import StoreError
 
 SCALE_HELP = "2: fully correct and grounded · 1: partly correct but usable · 0: wrong or unsupported"
-CRITERION_LABELS = {"fact": "Factual grounding", "time": "Temporal accuracy", "affect": "Affect / context accuracy",
-                    "relatedness": "Are the linked units meaningfully related?"}
+CRITERION_LABELS = {
+    "fact": "Factual grounding",
+    "time": "Temporal accuracy",
+    "affect": "Affect / context accuracy",
+    "relatedness": "Are the linked units meaningfully related?",
+}
 
 st.title("Audit")
 store = ui.active_store()
@@ -32,8 +36,14 @@ def draw_round() -> None:
         seed = int(seed_text) if seed_text else None
         if not every and case_id is None:
             raise StoreError("choose a case in the sidebar first")
-        round_id = audit.new_round(store, None if every else [case_id], int(st.session_state["audit_units"]),
-                                   int(st.session_state["audit_pairs"]), seed, ui.who())
+        round_id = audit.new_round(
+            store,
+            None if every else [case_id],
+            int(st.session_state["audit_units"]),
+            int(st.session_state["audit_pairs"]),
+            seed,
+            ui.who(),
+        )
         st.session_state["audit_round"] = round_id
         ui.flash("success", f"Round {round_id} drawn (seed {audit.get_round(store, round_id)['seed']}).")
     except ValueError:
@@ -55,10 +65,23 @@ if not rounds:
     st.info("No audit round yet: draw one above.")
     st.stop()
 
-st.dataframe(rows([{**r, "cases": ", ".join(r["cases"])} for r in rounds],
-                  {"id": "round", "scope": "scope", "cases": "cases", "items": "items", "seed": "seed",
-                   "created_by": "drawn by", "created_at": "when"}, dates=("created_at",), enums=("scope",)),
-             hide_index=True)
+st.dataframe(
+    rows(
+        [{**r, "cases": ", ".join(r["cases"])} for r in rounds],
+        {
+            "id": "round",
+            "scope": "scope",
+            "cases": "cases",
+            "items": "items",
+            "seed": "seed",
+            "created_by": "drawn by",
+            "created_at": "when",
+        },
+        dates=("created_at",),
+        enums=("scope",),
+    ),
+    hide_index=True,
+)
 ids = [r["id"] for r in rounds]
 if st.session_state.get("audit_round") not in ids:
     st.session_state["audit_round"] = ids[-1]
@@ -87,8 +110,9 @@ with score_tab:
             st.session_state[key] = resume if resume is not None else items[0]["id"]
         if resume is None:
             st.success("You have scored every item of this round; you can still revise your scores.")
-        item_id = st.selectbox("Item", list(positions), key=key,
-                               format_func=lambda i: f"item {positions[i] + 1} of {len(items)}")
+        item_id = st.selectbox(
+            "Item", list(positions), key=key, format_func=lambda i: f"item {positions[i] + 1} of {len(items)}"
+        )
         view = audit.item_view(store, item_id, annotator)
         ui.access(view["item"]["case_id"], "view", "audit page")
         if view["item"]["case_id"] != ui.active_case():  # the active case's banner is shown above
@@ -108,11 +132,15 @@ with score_tab:
                     continue
                 u = shown["unit"]
                 st.text(f"Fact [{word(u['fact']['content_type'])}]: {u['fact']['text']}")
-                st.text(f"Time: {date(u['time']['event_time'])} (said as: {text(u['time']['event_time_expression'])}; "
-                        f"{word(u['time']['time_orientation'])}, {word(u['time']['completion'])}); said on "
-                        f"{date(u['time']['dialogue_time'])}")
-                st.text(f"Feeling: {word(u['affect']['emotion_or_state'])} · intention: "
-                        f"{word(u['affect']['intention_or_plan'])} · relations: {word(u['affect']['relation_cues'])}")
+                st.text(
+                    f"Time: {date(u['time']['event_time'])} (said as: {text(u['time']['event_time_expression'])}; "
+                    f"{word(u['time']['time_orientation'])}, {word(u['time']['completion'])}); said on "
+                    f"{date(u['time']['dialogue_time'])}"
+                )
+                st.text(
+                    f"Feeling: {word(u['affect']['emotion_or_state'])} · intention: "
+                    f"{word(u['affect']['intention_or_plan'])} · relations: {word(u['affect']['relation_cues'])}"
+                )
                 st.text("Evidence turns:")
                 for t in shown["turns"]:
                     st.text(f"[{number(t['idx'])}] {t['speaker'] or t['role']}: {t['text']}")
@@ -123,8 +151,12 @@ with score_tab:
         own = view["own_score"] or {}
         with st.form(f"audit-score-{item_id}"):
             st.caption(SCALE_HELP)
-            values = {c: st.radio(CRITERION_LABELS[c], [0, 1, 2], index=own.get(c), horizontal=True,
-                                  key=f"audit-{item_id}-{c}") for c in view["criteria"]}
+            values = {
+                c: st.radio(
+                    CRITERION_LABELS[c], [0, 1, 2], index=own.get(c), horizontal=True, key=f"audit-{item_id}-{c}"
+                )
+                for c in view["criteria"]
+            }
             comment = st.text_area("Comment (optional)", own.get("comment", ""), key=f"audit-{item_id}-comment")
             if st.form_submit_button("Save score" if not own else "Revise my score"):
                 try:
@@ -139,23 +171,33 @@ with score_tab:
         alive = [s for s in view["units"] if not s["deleted"]]
         if alive:
             with st.expander("Act on this finding: correct, dispute or delete the unit"):
-                target = st.selectbox("Unit", [s["id"] for s in alive], format_func=lambda i: f"m{i}",
-                                      key=f"audit-act-unit-{item_id}")
+                target = st.selectbox(
+                    "Unit", [s["id"] for s in alive], format_func=lambda i: f"m{i}", key=f"audit-act-unit-{item_id}"
+                )
                 unit = next(s["unit"] for s in alive if s["id"] == target)
                 reason = st.text_input("What the audit found (kept in the unit's history)", key=f"audit-why-{item_id}")
                 fact = st.text_area("Fact", unit["fact"]["text"], key=f"audit-fact-{item_id}-{target}")
                 e1, e2 = st.columns(2)
-                event_time = e1.text_input("Event time", unit["time"]["event_time"], key=f"audit-time-{item_id}-{target}")
-                feeling = e2.text_input("Emotion or state", unit["affect"]["emotion_or_state"],
-                                        key=f"audit-feeling-{item_id}-{target}")
+                event_time = e1.text_input(
+                    "Event time", unit["time"]["event_time"], key=f"audit-time-{item_id}-{target}"
+                )
+                feeling = e2.text_input(
+                    "Emotion or state", unit["affect"]["emotion_or_state"], key=f"audit-feeling-{item_id}-{target}"
+                )
                 c1, c2, c3 = st.columns(3)
                 confirm = c3.checkbox("Yes, delete it", key=f"audit-confirm-{item_id}-{target}")
                 try:
                     if c1.button("Save correction", key=f"audit-correct-{item_id}", disabled=not reason.strip()):
-                        audit.correct(store, ui.embedder(), item_id, target, {"fact.text": fact, "time.event_time": event_time,
-                                                                              "affect.emotion_or_state": feeling},
-                                      unit["version"],
-                                      ui.who(), reason)
+                        audit.correct(
+                            store,
+                            ui.embedder(),
+                            item_id,
+                            target,
+                            {"fact.text": fact, "time.event_time": event_time, "affect.emotion_or_state": feeling},
+                            unit["version"],
+                            ui.who(),
+                            reason,
+                        )
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
                         ui.flash("success", f"m{target} corrected.")
                         ui.clear_later(f"audit-why-{item_id}")
@@ -166,7 +208,9 @@ with score_tab:
                         ui.flash("success", f"m{target} marked disputed.")
                         ui.clear_later(f"audit-why-{item_id}")
                         st.rerun()
-                    if c3.button("Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)):
+                    if c3.button(
+                        "Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)
+                    ):
                         audit.delete(store, item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit deletion of m{target}")
                         ui.flash("success", f"m{target} deleted.")
@@ -180,43 +224,81 @@ with report_tab:
         st.warning("Type your name in the sidebar first: opening the report closes your own scoring of the round.")
     elif annotator not in audit.revealed_to(store, round_id):
         left = done["items"] - done["annotators"].get(annotator, 0)
-        st.warning(ui.plain(f"The report shows every annotator's scores. Once you open it you cannot score or revise "
-                            f"round {round_id} any more ({left} of its items are unscored by you)."))
+        st.warning(
+            ui.plain(
+                f"The report shows every annotator's scores. Once you open it you cannot score or revise "
+                f"round {round_id} any more ({left} of its items are unscored by you)."
+            )
+        )
         if st.button("Open the report", key=f"audit-reveal-{round_id}"):
             audit.reveal(store, round_id, annotator)
             st.rerun()
     else:
         seen = [r for r in ids if annotator in audit.revealed_to(store, r)]
-        chosen = st.multiselect("Rounds in the report", seen, default=[round_id], format_func=lambda r: f"round {r}",
-                                help="rounds whose report you have opened; several give one table across them")
+        chosen = st.multiselect(
+            "Rounds in the report",
+            seen,
+            default=[round_id],
+            format_func=lambda r: f"round {r}",
+            help="rounds whose report you have opened; several give one table across them",
+        )
         rep = audit.report(store, chosen or [round_id])
         for case_id in {c for r in rep["rounds"] for c in r["cases"]}:
             ui.access(case_id, "view", "audit report")
         st.subheader("Mean scores (0–2), as in the paper's audit table")
         st.dataframe(cells(rep["table"]), hide_index=True)
         st.subheader("Agreement")
-        st.caption("Cohen's kappa (linear weights) for two annotators; Krippendorff's alpha (ordinal); the share "
-                   "of items scored by all on which all agree.")
+        st.caption(
+            "Cohen's kappa (linear weights) for two annotators; Krippendorff's alpha (ordinal); the share "
+            "of items scored by all on which all agree."
+        )
         st.dataframe(cells([{"criterion": label, **a} for label, a in rep["agreement"].items()]), hide_index=True)
-        shares = [{"criterion": label, "score": score, "share": share}
-                  for label, d in rep["distribution"].items() for score, share in d.items() if share is not None]
+        shares = [
+            {"criterion": label, "score": score, "share": share}
+            for label, d in rep["distribution"].items()
+            for score, share in d.items()
+            if share is not None
+        ]
         if shares:
-            st.plotly_chart(px.bar(shares, x="criterion", y="share", color="score", barmode="stack",
-                                   title="Share of 0 / 1 / 2 per criterion"), width="stretch")
+            st.plotly_chart(
+                px.bar(
+                    shares,
+                    x="criterion",
+                    y="share",
+                    color="score",
+                    barmode="stack",
+                    title="Share of 0 / 1 / 2 per criterion",
+                ),
+                width="stretch",
+            )
         st.subheader(f"Disagreements ({len(rep['disagreements'])})")
-        st.dataframe([{**{k: d[k] for k in ("item", "case", "units", "criterion")},
-                       "scores": ", ".join(f"{who} {v}" for who, v in d["scores"].items()),
-                       "comments": "; ".join(f"{who}: {c}" for who, c in d["comments"].items()) or text(None)}
-                      for d in rep["disagreements"]], hide_index=True)
+        st.dataframe(
+            [
+                {
+                    **{k: d[k] for k in ("item", "case", "units", "criterion")},
+                    "scores": ", ".join(f"{who} {v}" for who, v in d["scores"].items()),
+                    "comments": "; ".join(f"{who}: {c}" for who, c in d["comments"].items()) or text(None),
+                }
+                for d in rep["disagreements"]
+            ],
+            hide_index=True,
+        )
         st.subheader(f"Changed since the draw ({len(rep['changed_since_draw'])})")
         st.dataframe([{**c, "changes": "; ".join(c["changes"])} for c in rep["changed_since_draw"]], hide_index=True)
         st.subheader("Automatic checks (beside the human scores, never instead of them)")
         st.dataframe(cells([{"check": word(name), **c} for name, c in rep["checks"].items()]), hide_index=True)
         st.subheader("Items")
-        st.dataframe(cells([{**i, "kind": word(i["kind"]), "stratum": words(i["stratum"])} for i in rep["items"]]),
-                     hide_index=True)
+        st.dataframe(
+            cells([{**i, "kind": word(i["kind"]), "stratum": words(i["stratum"])} for i in rep["items"]]),
+            hide_index=True,
+        )
         c1, c2 = st.columns(2)
-        c1.download_button("Scores as CSV", audit.scores_csv(store, chosen or [round_id]), f"audit-round-{round_id}.csv",
-                           "text/csv")
-        c2.download_button("Report as JSON", json.dumps(rep, indent=1, ensure_ascii=False),
-                           f"audit-round-{round_id}.json", "application/json")
+        c1.download_button(
+            "Scores as CSV", audit.scores_csv(store, chosen or [round_id]), f"audit-round-{round_id}.csv", "text/csv"
+        )
+        c2.download_button(
+            "Report as JSON",
+            json.dumps(rep, indent=1, ensure_ascii=False),
+            f"audit-round-{round_id}.json",
+            "application/json",
+        )

@@ -22,14 +22,18 @@ store = ui.active_store()
 settings = ui.settings()
 done = store.done_sessions(case_id)
 sessions = store.sessions(case_id)
-st.caption(ui.plain(f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · "
-                    f"{ui.llm_config().model}"))
+st.caption(
+    ui.plain(
+        f"{len(done)} of {len(sessions)} sessions built · backend {ui.llm_config().backend} · {ui.llm_config().model}"
+    )
+)
 
 allowed = consent.granted(store, case_id)
 if not allowed:
     state = consent.state(store, case_id)["state"]
-    st.warning(ui.plain(f"Memory is built only with the person's consent, and this case has none recorded "
-                        f"({word(state)})."))
+    st.warning(
+        ui.plain(f"Memory is built only with the person's consent, and this case has none recorded ({word(state)}).")
+    )
     if ui.recorder() is None:  # the log says who recorded it, never a default name
         st.warning("Type your name in the sidebar first: consent is recorded with who recorded it.")
     note = st.text_input("How and when was consent given?", key="build_consent_note")
@@ -40,21 +44,32 @@ if not allowed:
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)
-segmentation = col1.selectbox("Segmentation", ["bws", "fixed", "session", "pair"], format_func=word,
-                              index=["bws", "fixed", "session", "pair"].index(settings.segmentation))
+segmentation = col1.selectbox(
+    "Segmentation",
+    ["bws", "fixed", "session", "pair"],
+    format_func=word,
+    index=["bws", "fixed", "session", "pair"].index(settings.segmentation),
+)
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)
 from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
-coverage = col4.checkbox("Coverage pass", value=settings.coverage_pass,
-                         help="not in the paper: one more call per fragment for what the person said that no unit "
-                              "covers (helps small models)")
+coverage = col4.checkbox(
+    "Coverage pass",
+    value=settings.coverage_pass,
+    help="not in the paper: one more call per fragment for what the person said that no unit "
+    "covers (helps small models)",
+)
 
 
 counts = store.session_turn_counts(case_id)
 left_turns = sum(n for sid, n in counts.items() if sid not in done)
 speed = seconds_per_turn(store, ui.llm_config().model)
 if left_turns and speed:
-    st.caption(ui.plain(f"Estimate for the {left_turns} turns not built yet: {duration(speed[0] * left_turns)} "
-                        f"({speed[0]:.0f} s per turn, {speed[1]})."))
+    st.caption(
+        ui.plain(
+            f"Estimate for the {left_turns} turns not built yet: {duration(speed[0] * left_turns)} "
+            f"({speed[0]:.0f} s per turn, {speed[1]})."
+        )
+    )
 
 
 def start(discard_by: str | None = None) -> None:
@@ -78,21 +93,35 @@ def discard_and_rebuild(reason: str) -> str:
     return "Rebuild from scratch started; the corrections listed were discarded."
 
 
-ui.confirm_dialog("confirm-rebuild", "Rebuild from scratch?",
-                  f"A rebuild from scratch deletes this case's memory and builds it again, so these "
-                  f"{len(corrections)} correction(s) made by hand would be lost (deleted units come back, edits are "
-                  "undone):\n" + "\n".join(f"- {describe(c)}" for c in corrections[:20])
-                  + (f"\n- and {len(corrections) - 20} more" if len(corrections) > 20 else "")
-                  + "\n\nTo keep them, untick 'Rebuild from scratch': a build then resumes where it stopped.",
-                  discard_and_rebuild, reason=False, label="Discard them and rebuild")
+ui.confirm_dialog(
+    "confirm-rebuild",
+    "Rebuild from scratch?",
+    f"A rebuild from scratch deletes this case's memory and builds it again, so these "
+    f"{len(corrections)} correction(s) made by hand would be lost (deleted units come back, edits are "
+    "undone):\n"
+    + "\n".join(f"- {describe(c)}" for c in corrections[:20])
+    + (f"\n- and {len(corrections) - 20} more" if len(corrections) > 20 else "")
+    + "\n\nTo keep them, untick 'Rebuild from scratch': a build then resumes where it stopped.",
+    discard_and_rebuild,
+    reason=False,
+    label="Discard them and rebuild",
+)
+
 
 def unit_card(u: FTAUnit) -> None:
     with st.container(border=True):
-        st.markdown(f"**m{u.id}** · " + ui.plain(f"{word(u.fact.content_type)} · turns {span(u.evidence.start, u.evidence.end)}"))
+        st.markdown(
+            f"**m{u.id}** · "
+            + ui.plain(f"{word(u.fact.content_type)} · turns {span(u.evidence.start, u.evidence.end)}")
+        )
         st.text(u.fact.text)
-        st.caption(ui.plain(f"time: said {date(u.time.dialogue_time)}, happened {date(u.time.event_time)} "
-                            f"({word(u.time.time_orientation)}, {word(u.time.completion)}) · feeling: "
-                            f"{word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}"))
+        st.caption(
+            ui.plain(
+                f"time: said {date(u.time.dialogue_time)}, happened {date(u.time.event_time)} "
+                f"({word(u.time.time_orientation)}, {word(u.time.completion)}) · feeling: "
+                f"{word(u.affect.emotion_or_state)}; intention: {word(u.affect.intention_or_plan)}"
+            )
+        )
 
 
 job = ui.jobs().get(case_id)
@@ -139,17 +168,29 @@ def live() -> None:
     state = "running" if job_running else word(job.report.status) if job.report else "ended"
     formed = sum(isinstance(e, ev.UnitFinalised) for e in events)
     where = f" · session {number(max(session_turns))} of {len(sessions)}" if session_turns and job_running else ""
-    st.progress(min(progress, 1.0), text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
-                f"{formed} unit{'' if formed == 1 else 's'} · {calls} calls · {tokens} tokens · {elapsed:.0f} s")
+    st.progress(
+        min(progress, 1.0),
+        text=f"{state}{where} · {round(min(progress, 1.0) * total)} of {total} turns · "
+        f"{formed} unit{'' if formed == 1 else 's'} · {calls} calls · {tokens} tokens · {elapsed:.0f} s",
+    )
     if job.error:
         st.error(ui.plain(job.error))
     began = {e.session: e.at for e in events if isinstance(e, ev.SessionStarted)}
     ended = {e.session: e.at for e in events if isinstance(e, ev.SessionDone)}
     if began:
-        st.dataframe([{"session": number(i), "turns": session_turns.get(i), "elapsed s": round(ended.get(i, time.time()) - t),
-                       "state": "done" if i in ended else "building" if job.running else "stopped",
-                       "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else NOTHING}
-                      for i, t in began.items()], hide_index=True)
+        st.dataframe(
+            [
+                {
+                    "session": number(i),
+                    "turns": session_turns.get(i),
+                    "elapsed s": round(ended.get(i, time.time()) - t),
+                    "state": "done" if i in ended else "building" if job.running else "stopped",
+                    "estimate s": round(speed[0] * (session_turns.get(i) or 0)) if speed else NOTHING,
+                }
+                for i, t in began.items()
+            ],
+            hide_index=True,
+        )
     if last_window:
         st.subheader(f"Window turns {span(last_window.start, last_window.end)}")
         rows = [{"span": span(a, b), "trigger": word(t), "state": "final"} for a, b, t in last_window.final]
@@ -167,8 +208,17 @@ def live() -> None:
             unit_card(unit)
     with right:
         st.subheader("Fusions, checks, links")
-        kinds = (ev.Fused, ev.TurnsCut, ev.CoveragePass, ev.VerbatimKept, ev.DuplicateMerged, ev.FactSplit, ev.Dropped,
-                 ev.LinkAdded, ev.FusionUndone)
+        kinds = (
+            ev.Fused,
+            ev.TurnsCut,
+            ev.CoveragePass,
+            ev.VerbatimKept,
+            ev.DuplicateMerged,
+            ev.FactSplit,
+            ev.Dropped,
+            ev.LinkAdded,
+            ev.FusionUndone,
+        )
         for e in reversed([e for e in events if isinstance(e, kinds)][-12:]):
             # model text goes through st.text: shown as text, never as Markdown
             if isinstance(e, ev.Fused):
@@ -176,8 +226,10 @@ def live() -> None:
             elif isinstance(e, ev.FusionUndone):
                 st.text(f"fusion undone ({e.why}): kept {e.kept}")
             elif isinstance(e, ev.TurnsCut):
-                st.caption(f"turns {turns(e.turns)} cut to fit the prompt "
-                           f"({e.limit:,} characters for a prompt's turns); stored whole")
+                st.caption(
+                    f"turns {turns(e.turns)} cut to fit the prompt "
+                    f"({e.limit:,} characters for a prompt's turns); stored whole"
+                )
             elif isinstance(e, ev.CoveragePass):
                 st.caption(f"coverage pass for turns {turns(e.turns)}")
             elif isinstance(e, ev.VerbatimKept):
@@ -187,8 +239,9 @@ def live() -> None:
             elif isinstance(e, ev.FactSplit):
                 st.text(f"split into {len(e.into)} units: {e.fact}")
             elif isinstance(e, ev.ToldToEachOther):
-                st.text(f"dropped, made of what the speakers say to each other ({e.told:.0%} of its "
-                        f"words told): {e.fact}")
+                st.text(
+                    f"dropped, made of what the speakers say to each other ({e.told:.0%} of its words told): {e.fact}"
+                )
             elif isinstance(e, ev.SpeakerUnresolved):
                 st.text(f"dropped, no naming of the speakers fits its turns: {e.fact}")
             elif isinstance(e, ev.Unsupported):

@@ -19,18 +19,36 @@ store = ui.active_store()
 cases = store.list_cases()
 
 if cases:
-    st.dataframe(rows(cases, {"id": "case", "name": "name", "source_format": "format", "sessions": "sessions",
-                              "turns": "turns", "units": "units", "questions": "questions",
-                              "last_build_at": "last build", "created_at": "loaded"},
-                      dates=("last_build_at", "created_at")), hide_index=True)
+    st.dataframe(
+        rows(
+            cases,
+            {
+                "id": "case",
+                "name": "name",
+                "source_format": "format",
+                "sessions": "sessions",
+                "turns": "turns",
+                "units": "units",
+                "questions": "questions",
+                "last_build_at": "last build",
+                "created_at": "loaded",
+            },
+            dates=("last_build_at", "created_at"),
+        ),
+        hide_index=True,
+    )
     st.caption("Choose the active case in the sidebar.")
     unbuilt = [c for c in cases if not c["units"]]
     if unbuilt:  # what to do next, with how long it takes here
         first = unbuilt[0]
         speed = seconds_per_turn(store, ui.llm_config().model)
         when = f" It takes {duration(speed[0] * first['turns'])} here ({speed[1]})." if speed else ""
-        st.info(ui.plain(f"Next: build the memory of {first['id']} ({first['turns']} turns) on the Build page, "
-                         f"with {ui.llm_config().model}.{when} Then open Memory to check it, or Ask a question."))
+        st.info(
+            ui.plain(
+                f"Next: build the memory of {first['id']} ({first['turns']} turns) on the Build page, "
+                f"with {ui.llm_config().model}.{when} Then open Memory to check it, or Ask a question."
+            )
+        )
         st.page_link("pages/build.py", label="Go to Build")
 else:
     st.info("No cases yet. Load a dialogue file or the bundled sample case.")
@@ -40,10 +58,16 @@ def ingest(path: str, on_exists: str, sample: bool = False) -> None:
     """Button callback: runs before the next script run, so the sidebar sees the new case. The
     fictional sample case is loaded with consent recorded; any other case asks for it on Build."""
     try:
-        outcome = ingest_file(store, path, on_exists=on_exists, max_turn_chars=ui.settings().max_turn_chars,
-                              max_mb=ui.settings().max_upload_mb, who=ui.who(),
-                              consent_by=ui.who() if sample else None,
-                              consent_note="fictional sample case bundled with the app" if sample else "")
+        outcome = ingest_file(
+            store,
+            path,
+            on_exists=on_exists,
+            max_turn_chars=ui.settings().max_turn_chars,
+            max_mb=ui.settings().max_upload_mb,
+            who=ui.who(),
+            consent_by=ui.who() if sample else None,
+            consent_note="fictional sample case bundled with the app" if sample else "",
+        )
     except (LoadError, StoreError) as e:
         ui.flash("error", e)
         return
@@ -104,8 +128,9 @@ ui.show_flash()
 col1, col2 = st.columns(2)
 with col1:
     st.subheader("Load a file")
-    st.file_uploader("LoCoMo, ES-MemEval, JSON/JSONL or text transcript", type=["json", "jsonl", "txt", "md"],
-                     key="upload")
+    st.file_uploader(
+        "LoCoMo, ES-MemEval, JSON/JSONL or text transcript", type=["json", "jsonl", "txt", "md"], key="upload"
+    )
     st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True, key="on_exists")
     st.button("Load file", on_click=ingest_upload)
     pending = st.session_state.get("confirm-replace")
@@ -113,16 +138,24 @@ with col1:
         lines = []
         for case_id in pending["ids"]:
             row = next((c for c in cases if c["id"] == case_id), {"units": 0})
-            lines.append(f"- {case_id}: {row['units']} units, {len(human_corrections(store, case_id))} correction(s) by hand")
-        ui.confirm_dialog("confirm-replace", "Replace the stored cases?",
-                          "Loading with 'replace' deletes these stored cases with everything built and corrected for "
-                          "them (memory units, links, corrections and their edit history) and loads them again from the "
-                          "file; their consent log, access log and retention stay, and the replace is recorded:\n" + "\n".join(lines), replace_confirmed, reason=False,
-                          label="Replace them")
+            lines.append(
+                f"- {case_id}: {row['units']} units, {len(human_corrections(store, case_id))} correction(s) by hand"
+            )
+        ui.confirm_dialog(
+            "confirm-replace",
+            "Replace the stored cases?",
+            "Loading with 'replace' deletes these stored cases with everything built and corrected for "
+            "them (memory units, links, corrections and their edit history) and loads them again from the "
+            "file; their consent log, access log and retention stay, and the replace is recorded:\n" + "\n".join(lines),
+            replace_confirmed,
+            reason=False,
+            label="Replace them",
+        )
 with col2:
     st.subheader("Sample case")
     st.write("A three-session counseling dialogue written for this project.")
     st.button("Load the sample case", on_click=ingest, args=(ui.SAMPLE_CASE, "skip", True))
+
 
 def append_session(case_id: str, mode: str) -> None:
     """Button callback: append the typed or pasted session to the active case."""
@@ -153,25 +186,53 @@ if case_id:
         st.text_input("Session date and time", key="new_session_time", placeholder="2025-10-24 18:00")
         paste, typed = st.tabs(["Paste", "Turn by turn"])
         with paste:
-            st.text_area("One turn per line: Speaker: text (a role in brackets, e.g. Dr. Lee [assistant]: …)",
-                         key="pasted", height=160)
+            st.text_area(
+                "One turn per line: Speaker: text (a role in brackets, e.g. Dr. Lee [assistant]: …)",
+                key="pasted",
+                height=160,
+            )
             st.button("Append pasted session", on_click=append_session, args=(case_id, "paste"))
         with typed:
             import pandas as pd
 
-            st.data_editor(pd.DataFrame([{"role": "user", "speaker": "", "timestamp": "", "text": ""}]),
-                           num_rows="dynamic", key="typed_editor", width="stretch",
-                           column_config={"role": st.column_config.SelectboxColumn(options=["user", "assistant", "other"])})
+            st.data_editor(
+                pd.DataFrame([{"role": "user", "speaker": "", "timestamp": "", "text": ""}]),
+                num_rows="dynamic",
+                key="typed_editor",
+                width="stretch",
+                column_config={"role": st.column_config.SelectboxColumn(options=["user", "assistant", "other"])},
+            )
             st.button("Append typed session", on_click=append_session, args=(case_id, "typed"))
 
     st.subheader(ui.plain(f"Sessions of {case_id}"))
     counts = store.session_turn_counts(case_id)
     sessions = store.sessions(case_id)
-    st.dataframe([{"#": number(s.idx), "id": s.source_id, "time": date(s.time) if s.time else text(s.time_text), "turns": counts.get(s.id, 0)}
-                  for s in sessions], hide_index=True)
+    st.dataframe(
+        [
+            {
+                "#": number(s.idx),
+                "id": s.source_id,
+                "time": date(s.time) if s.time else text(s.time_text),
+                "turns": counts.get(s.id, 0),
+            }
+            for s in sessions
+        ],
+        hide_index=True,
+    )
     pick = st.selectbox("Show turns of session", [s.idx for s in sessions], format_func=number)
     session = next(s for s in sessions if s.idx == pick)
     shown = store.turns(case_id, session_id=session.id)
     timed = len({t.timestamp for t in shown}) > 1  # a time column only where turns have their own times
-    st.dataframe([{"turn": number(t.idx), "role": word(t.role), "speaker": text(t.speaker),
-                   **({"time": moment(t.timestamp)} if timed else {}), "text": t.text} for t in shown], hide_index=True)
+    st.dataframe(
+        [
+            {
+                "turn": number(t.idx),
+                "role": word(t.role),
+                "speaker": text(t.speaker),
+                **({"time": moment(t.timestamp)} if timed else {}),
+                "text": t.text,
+            }
+            for t in shown
+        ],
+        hide_index=True,
+    )

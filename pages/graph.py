@@ -25,8 +25,12 @@ c1, c2, c3 = st.columns(3)
 f_session = c1.multiselect("Sessions", sorted(set(sessions.values())), format_func=number)
 f_type = c2.multiselect("Content types", list(ContentType.__args__), format_func=word)
 f_rel = c3.multiselect("Relations", [r for r in Relation.__args__ if r != "unknown"], format_func=word)
-shown = [u for u in units if (not f_session or sessions.get(u.evidence.session_id) in f_session)
-         and (not f_type or u.fact.content_type in f_type)]
+shown = [
+    u
+    for u in units
+    if (not f_session or sessions.get(u.evidence.session_id) in f_session)
+    and (not f_type or u.fact.content_type in f_type)
+]
 shown_links = [l for l in links if not f_rel or l.relation in f_rel]
 components.html(graph_html(shown, shown_links), height=660)
 
@@ -49,15 +53,22 @@ with left:
     uid = st.selectbox("Unit", ids, format_func=named)
     unit = store.get_unit(case_id, uid)
     st.text(unit.fact.text)
-    st.caption(ui.plain(f"{word(unit.fact.content_type)} · said {date(unit.time.dialogue_time)} · "
-                        f"{word(unit.lifecycle_status)} · session {number(sessions.get(unit.evidence.session_id))}"))
+    st.caption(
+        ui.plain(
+            f"{word(unit.fact.content_type)} · said {date(unit.time.dialogue_time)} · "
+            f"{word(unit.lifecycle_status)} · session {number(sessions.get(unit.evidence.session_id))}"
+        )
+    )
     if st.button("Edit on the Memory page"):
         st.session_state["unit_id"] = uid
         st.switch_page("pages/memory.py")
     if not ui.named():
         st.warning("Type your name in the sidebar first: every change is recorded with who made it.")
-    st.button("Delete this unit", disabled=not ui.named(),
-              on_click=lambda: st.session_state.update({"confirm-graph-delete": uid}))
+    st.button(
+        "Delete this unit",
+        disabled=not ui.named(),
+        on_click=lambda: st.session_state.update({"confirm-graph-delete": uid}),
+    )
 
     def delete(reason: str) -> str:
         unit_id = st.session_state["confirm-graph-delete"]  # the unit the button was pressed for
@@ -65,15 +76,28 @@ with left:
         ui.access(case_id, "change", f"deleted m{unit_id}")
         return f"m{unit_id} deleted."
 
-    ui.confirm_dialog("confirm-graph-delete", f"Delete m{st.session_state.get('confirm-graph-delete')}?",
-                      "This deletes the unit for good: its text, its vector, its links, the text of its history "
-                      "and the semantic and support entries built from it. Only who deleted it, when and why are kept.",
-                      delete, label="Delete for good")
+    ui.confirm_dialog(
+        "confirm-graph-delete",
+        f"Delete m{st.session_state.get('confirm-graph-delete')}?",
+        "This deletes the unit for good: its text, its vector, its links, the text of its history "
+        "and the semantic and support entries built from it. Only who deleted it, when and why are kept.",
+        delete,
+        label="Delete for good",
+    )
 with right:
     st.subheader("Links")
-    st.dataframe([{"link": link_line(l.source, l.relation, l.target), "confidence": word(l.confidence),
-                   "newer unit": facts.get(l.source, "(deleted)"), "older unit": facts.get(l.target, "(deleted)")}
-                  for l in links], hide_index=True)
+    st.dataframe(
+        [
+            {
+                "link": link_line(l.source, l.relation, l.target),
+                "confidence": word(l.confidence),
+                "newer unit": facts.get(l.source, "(deleted)"),
+                "older unit": facts.get(l.target, "(deleted)"),
+            }
+            for l in links
+        ],
+        hide_index=True,
+    )
     with st.form("add-link"):
         a, b, r = st.columns(3)
         source = a.selectbox("Newer unit", ids, format_func=named)
@@ -82,8 +106,13 @@ with right:
         why = st.text_input("Reason", key="add-link-reason")
         if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
-                add_link(store, case_id, Link(source=source, target=target, relation=relation, confidence="high"),
-                         ui.who(), why)
+                add_link(
+                    store,
+                    case_id,
+                    Link(source=source, target=target, relation=relation, confidence="high"),
+                    ui.who(),
+                    why,
+                )
                 ui.flash("success", f"{link_line(source, relation, target)} added")
                 ui.clear_later("add-link-reason")  # the next link gives its own reason
             except StoreError as e:
@@ -92,7 +121,9 @@ with right:
     if links:
         with st.form("change-link"):
             lid = st.selectbox("Link", [l.id for l in links], format_func=link_named)
-            relation = st.selectbox("New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype", format_func=word)
+            relation = st.selectbox(
+                "New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype", format_func=word
+            )
             why = st.text_input("Reason", key="link-reason")
             if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
@@ -101,8 +132,11 @@ with right:
                 ui.clear_later("link-reason")
                 st.rerun()
         chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link", format_func=link_named)
-        st.button("Delete link", disabled=not ui.named(),
-                  on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}))
+        st.button(
+            "Delete link",
+            disabled=not ui.named(),
+            on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}),
+        )
 
         def delete_chosen(reason: str) -> str:
             link_id = st.session_state["confirm-link-delete"]  # the link the button was pressed for
@@ -111,7 +145,10 @@ with right:
             return f"{link_named(link_id)} deleted."
 
         pending = st.session_state.get("confirm-link-delete")
-        ui.confirm_dialog("confirm-link-delete", f"Delete the link {link_named(pending)}?" if pending in
-                          {l.id for l in links} else "Delete the link?",
-                          "The link goes; both units stay. The history keeps who deleted it, when and why.",
-                          delete_chosen, label="Delete link")
+        ui.confirm_dialog(
+            "confirm-link-delete",
+            f"Delete the link {link_named(pending)}?" if pending in {l.id for l in links} else "Delete the link?",
+            "The link goes; both units stay. The history keeps who deleted it, when and why.",
+            delete_chosen,
+            label="Delete link",
+        )

@@ -32,8 +32,11 @@ with st.expander("Filters", expanded=True):
     f_status = c3.multiselect("Status", ["final", "partial"], format_func=word)
     f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__), format_func=word)
     f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__), format_func=word)
-    f_text = st.text_input("Text contains", help="by words (the fact, the summary and its evidence turns) and by "
-                                                 "meaning (\"father\" finds a unit saying \"Dad\"), best first")
+    f_text = st.text_input(
+        "Text contains",
+        help="by words (the fact, the summary and its evidence turns) and by "
+        'meaning ("father" finds a unit saying "Dad"), best first',
+    )
 
 
 def words(u) -> str:
@@ -43,9 +46,13 @@ def words(u) -> str:
 
 def keep(u) -> bool:
     s = sessions.get(u.evidence.session_id)
-    return ((not f_session or (s and s.idx in f_session)) and (not f_type or u.fact.content_type in f_type)
-            and (not f_status or u.construction_status in f_status) and (not f_life or u.lifecycle_status in f_life)
-            and (not f_orient or u.time.time_orientation in f_orient))
+    return (
+        (not f_session or (s and s.idx in f_session))
+        and (not f_type or u.fact.content_type in f_type)
+        and (not f_status or u.construction_status in f_status)
+        and (not f_life or u.lifecycle_status in f_life)
+        and (not f_orient or u.time.time_orientation in f_orient)
+    )
 
 
 def state(u) -> str:
@@ -60,8 +67,12 @@ if f_text.strip():
     found = {h.unit_id: h for h in hits}
     shown = [u for h in hits for u in shown if u.id == h.unit_id]  # best first
     if not shown:
-        st.info(ui.plain(f"Nothing in this case's memory matches \u201c{f_text}\u201d by its words or its meaning. "
-                         "Ask it as a question instead: the Ask page also reads the raw turns."))
+        st.info(
+            ui.plain(
+                f"Nothing in this case's memory matches \u201c{f_text}\u201d by its words or its meaning. "
+                "Ask it as a question instead: the Ask page also reads the raw turns."
+            )
+        )
         if st.button("Ask it on the Ask page"):
             st.session_state["ask_question"] = f_text
             st.switch_page("pages/ask.py")
@@ -78,17 +89,32 @@ def matched(u) -> dict:
         return {}
     h = found[u.id]
     return {"matched": ", ".join(h.words + h.like) or f"meaning only ({h.meaning:.2f})"}
-frame = pd.DataFrame([{"id": u.id, "session": number(sessions[u.evidence.session_id].idx)
-                       if u.evidence.session_id in sessions else NOTHING,
-                       "turns": span(u.evidence.start, u.evidence.end), "type": word(u.fact.content_type),
-                       "fact": u.fact.text, **matched(u), "event time": date(u.time.event_time), "feeling": word(u.affect.emotion_or_state),
-                       "status": word(u.construction_status), "lifecycle": word(u.lifecycle_status),
-                       "out of retrieval": state(u)} for u in shown])
+
+
+frame = pd.DataFrame(
+    [
+        {
+            "id": u.id,
+            "session": number(sessions[u.evidence.session_id].idx) if u.evidence.session_id in sessions else NOTHING,
+            "turns": span(u.evidence.start, u.evidence.end),
+            "type": word(u.fact.content_type),
+            "fact": u.fact.text,
+            **matched(u),
+            "event time": date(u.time.event_time),
+            "feeling": word(u.affect.emotion_or_state),
+            "status": word(u.construction_status),
+            "lifecycle": word(u.lifecycle_status),
+            "out of retrieval": state(u),
+        }
+        for u in shown
+    ]
+)
 greyed = frame.style.apply(lambda row: ["color: #9aa0a6" if row["out of retrieval"] else ""] * len(row), axis=1)
 st.caption("Click a row to open its unit. Disputed and archived units (grey) are left out of retrieval and packets.")
 # A click on any cell opens its row's unit, not only the row's checkbox.
-picked = st.dataframe(greyed, hide_index=True, on_select="rerun", selection_mode=["single-row", "single-cell"],
-                      key="memory_table")
+picked = st.dataframe(
+    greyed, hide_index=True, on_select="rerun", selection_mode=["single-row", "single-cell"], key="memory_table"
+)
 selection = picked.selection if picked is not None else {}
 rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
 # A row clicked now wins; a new search opens its best hit (not the card open before, even when
@@ -103,8 +129,12 @@ st.session_state["_memory_search"] = f_text
 chosen = ui.chosen_unit()
 asked = st.session_state.get("unit_id") or st.query_params.get("unit")
 if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case
-    st.warning(ui.plain(f"Unit m{asked} is not in this case (deleted, or never there). Nothing was opened: "
-                        "click a unit in the table above."))
+    st.warning(
+        ui.plain(
+            f"Unit m{asked} is not in this case (deleted, or never there). Nothing was opened: "
+            "click a unit in the table above."
+        )
+    )
     st.stop()
 unit_id = chosen if chosen in ids else ids[0]
 st.session_state["unit_id"] = unit_id
@@ -120,12 +150,16 @@ with left:
     if unit.fact.summary:
         st.text(f"Summary: {unit.fact.summary}")
     st.text(f"Who: {', '.join(unit.fact.participants) or NOTHING}")
-    st.text(f"Time: {date(unit.time.event_time)} (said as: {text(unit.time.event_time_expression)}; "
-            f"{word(unit.time.time_orientation)}, {word(unit.time.completion)}); said on {date(unit.time.dialogue_time)}")
+    st.text(
+        f"Time: {date(unit.time.event_time)} (said as: {text(unit.time.event_time_expression)}; "
+        f"{word(unit.time.time_orientation)}, {word(unit.time.completion)}); said on {date(unit.time.dialogue_time)}"
+    )
     st.text(f"Feeling: {word(unit.affect.emotion_or_state)} · intention or plan: {word(unit.affect.intention_or_plan)}")
     st.text(f"Relations: {word(unit.affect.relation_cues)}")
-    st.text(f"Status: {word(unit.construction_status)} · lifecycle: {word(unit.lifecycle_status)} · completeness: "
-            f"{word(unit.completeness)} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}")
+    st.text(
+        f"Status: {word(unit.construction_status)} · lifecycle: {word(unit.lifecycle_status)} · completeness: "
+        f"{word(unit.completeness)} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}"
+    )
 with right:
     st.text("Evidence turns (▶) with two turns around them (·):")
     for t in store.turns(case_id, start=max(0, unit.evidence.start - 2), end=unit.evidence.end + 2):
@@ -137,27 +171,43 @@ with right:
         st.text("Links:")
         for link in links:
             other = link.target if link.source == unit.id else link.source
-            st.text(f"  {link_line(link.source, link.relation, link.target, link.confidence)}: "
-                    f"{facts.get(other, '(deleted)')[:100]}")
+            st.text(
+                f"  {link_line(link.source, link.relation, link.target, link.confidence)}: "
+                f"{facts.get(other, '(deleted)')[:100]}"
+            )
 
 if not ui.named():
     st.warning("Type your name in the sidebar first: every change is recorded with who made it.")
 c1, c2, c3, c4 = st.columns(4)
 editing = c1.toggle("Edit", key=f"edit-open-{unit.id}", disabled=not ui.named())
-c2.button("Dispute", key=f"dispute-{unit.id}", disabled=not ui.named() or unit.disputed,
-          on_click=lambda: st.session_state.update({"confirm-dispute": unit.id}))
-c3.button("Archive", key=f"archive-{unit.id}", disabled=not ui.named() or unit.lifecycle_status == "archived",
-          on_click=lambda: st.session_state.update({"confirm-archive": unit.id}))
-c4.button("Delete", key=f"delete-{unit.id}", disabled=not ui.named(),
-          on_click=lambda: st.session_state.update({"confirm-delete": unit.id}))
+c2.button(
+    "Dispute",
+    key=f"dispute-{unit.id}",
+    disabled=not ui.named() or unit.disputed,
+    on_click=lambda: st.session_state.update({"confirm-dispute": unit.id}),
+)
+c3.button(
+    "Archive",
+    key=f"archive-{unit.id}",
+    disabled=not ui.named() or unit.lifecycle_status == "archived",
+    on_click=lambda: st.session_state.update({"confirm-archive": unit.id}),
+)
+c4.button(
+    "Delete",
+    key=f"delete-{unit.id}",
+    disabled=not ui.named(),
+    on_click=lambda: st.session_state.update({"confirm-delete": unit.id}),
+)
 
 
 def set_flag(changes: dict, what: str):
     def act(reason: str) -> str:
-        edit_unit(store, ui.embedder(), case_id, unit.id, changes, store.get_unit(case_id, unit.id).version,
-                  ui.who(), reason)
+        edit_unit(
+            store, ui.embedder(), case_id, unit.id, changes, store.get_unit(case_id, unit.id).version, ui.who(), reason
+        )
         ui.access(case_id, "change", f"{what} m{unit.id}")
         return f"m{unit.id} {what}: it leaves retrieval and packets."
+
     return act
 
 
@@ -169,18 +219,31 @@ def delete(reason: str) -> str:
     return f"m{unit.id} deleted."
 
 
-ui.confirm_dialog("confirm-dispute", f"Dispute m{unit.id}?",
-                  "A disputed unit stays for review but is left out of retrieval and packets, so it no longer "
-                  "shapes answers. You can clear the mark by editing it.", set_flag({"disputed": True}, "disputed"),
-                  label="Dispute")
-ui.confirm_dialog("confirm-archive", f"Archive m{unit.id}?",
-                  "An archived unit is left out of retrieval and packets (the Ask page can bring archived units "
-                  "back, marked). Its text, links and history are kept.",
-                  set_flag({"lifecycle_status": "archived"}, "archived"), label="Archive")
-ui.confirm_dialog("confirm-delete", f"Delete m{unit.id}?",
-                  f"This deletes m{unit.id} for good: its text, its vector, its {len(links)} link(s), the text of "
-                  "its history and the semantic and support entries built from it. Only who deleted it, when and "
-                  "why are kept. A rebuild does not bring it back.", delete, label="Delete for good")
+ui.confirm_dialog(
+    "confirm-dispute",
+    f"Dispute m{unit.id}?",
+    "A disputed unit stays for review but is left out of retrieval and packets, so it no longer "
+    "shapes answers. You can clear the mark by editing it.",
+    set_flag({"disputed": True}, "disputed"),
+    label="Dispute",
+)
+ui.confirm_dialog(
+    "confirm-archive",
+    f"Archive m{unit.id}?",
+    "An archived unit is left out of retrieval and packets (the Ask page can bring archived units "
+    "back, marked). Its text, links and history are kept.",
+    set_flag({"lifecycle_status": "archived"}, "archived"),
+    label="Archive",
+)
+ui.confirm_dialog(
+    "confirm-delete",
+    f"Delete m{unit.id}?",
+    f"This deletes m{unit.id} for good: its text, its vector, its {len(links)} link(s), the text of "
+    "its history and the semantic and support entries built from it. Only who deleted it, when and "
+    "why are kept. A rebuild does not bring it back.",
+    delete,
+    label="Delete for good",
+)
 
 # The version this tab's form shows is the one a save expects: read when the form's widgets are
 # created (not again on the run that saves), so another tab's save in between is refused, visibly.
@@ -200,12 +263,18 @@ if conflict and conflict["unit"] == unit.id:
     st.error(ui.plain(conflict["message"]))
     st.button("Load the saved version (your unsaved change is dropped)", on_click=reload_unit, args=(unit.id,))
 
+
 def conflict_message(unit_id: int) -> str:
     """Who changed the unit since this tab read it, and what they changed."""
-    changes = [h for h in history(store, case_id, "unit", unit_id)
-               if h["at"] and h["action"] in ("edit", "model_edit")][-3:]
-    said = "; ".join(f"{h['who']} set {h['field']} to {h['new']!r} at {h['at']}" for h in changes) or "changed by a build"
-    return f"Not saved: m{unit_id} was changed since you opened it ({said}). Load the saved version and redo your change."
+    changes = [
+        h for h in history(store, case_id, "unit", unit_id) if h["at"] and h["action"] in ("edit", "model_edit")
+    ][-3:]
+    said = (
+        "; ".join(f"{h['who']} set {h['field']} to {h['new']!r} at {h['at']}" for h in changes) or "changed by a build"
+    )
+    return (
+        f"Not saved: m{unit_id} was changed since you opened it ({said}). Load the saved version and redo your change."
+    )
 
 
 def known(value: str | None) -> str:
@@ -228,21 +297,38 @@ def edit_form() -> None:
         summary = st.text_input("Summary", unit.fact.summary)
         c1, c2, c3 = st.columns(3)
         # Choices read as words; "unknown" is an empty box here and goes back as "unknown".
-        ctype = c1.selectbox("Content type", ContentType.__args__, format_func=word,
-                             index=ContentType.__args__.index(unit.fact.content_type))
+        ctype = c1.selectbox(
+            "Content type",
+            ContentType.__args__,
+            format_func=word,
+            index=ContentType.__args__.index(unit.fact.content_type),
+        )
         event_time = c2.text_input("Event time", known(unit.time.event_time), placeholder="e.g. 2025-10-03")
-        orientation = c3.selectbox("Time orientation", TimeOrientation.__args__, format_func=word,
-                                   index=TimeOrientation.__args__.index(unit.time.time_orientation))
+        orientation = c3.selectbox(
+            "Time orientation",
+            TimeOrientation.__args__,
+            format_func=word,
+            index=TimeOrientation.__args__.index(unit.time.time_orientation),
+        )
         c1, c2, c3 = st.columns(3)
         emotion = c1.text_input("Emotion or state", known(unit.affect.emotion_or_state))
         intention = c2.text_input("Intention or plan", known(unit.affect.intention_or_plan))
-        completion = c3.selectbox("Completion", Completion.__args__, format_func=word,
-                                  index=Completion.__args__.index(unit.time.completion))
+        completion = c3.selectbox(
+            "Completion", Completion.__args__, format_func=word, index=Completion.__args__.index(unit.time.completion)
+        )
         c1, c2, c3 = st.columns(3)
-        lifecycle = c1.selectbox("Lifecycle", LifecycleStatus.__args__, format_func=word,
-                                 index=LifecycleStatus.__args__.index(unit.lifecycle_status))
-        completeness = c2.selectbox("Completeness", Completeness.__args__, format_func=word,
-                                    index=Completeness.__args__.index(unit.completeness))
+        lifecycle = c1.selectbox(
+            "Lifecycle",
+            LifecycleStatus.__args__,
+            format_func=word,
+            index=LifecycleStatus.__args__.index(unit.lifecycle_status),
+        )
+        completeness = c2.selectbox(
+            "Completeness",
+            Completeness.__args__,
+            format_func=word,
+            index=Completeness.__args__.index(unit.completeness),
+        )
         disputed = c3.checkbox("Disputed", unit.disputed)
         c1, c2, c3 = st.columns(3)
         people = c1.text_input("Who (names, comma-separated)", ", ".join(unit.fact.participants))
@@ -250,14 +336,22 @@ def edit_form() -> None:
         relations = c3.text_input("Relations", known(unit.affect.relation_cues))
         reason = st.text_input("Reason for the change", key=f"{form}-reason")
         if st.form_submit_button("Save correction"):
-            changes = {"fact.text": text, "fact.summary": summary, "fact.content_type": ctype,
-                       "time.event_time": back(event_time, unit.time.event_time), "time.time_orientation": orientation,
-                       "affect.emotion_or_state": back(emotion, unit.affect.emotion_or_state),
-                       "affect.intention_or_plan": back(intention, unit.affect.intention_or_plan),
-                       "time.event_time_expression": back(expression, unit.time.event_time_expression),
-                       "affect.relation_cues": back(relations, unit.affect.relation_cues),
-                       "time.completion": completion, "lifecycle_status": lifecycle, "completeness": completeness,
-                       "disputed": disputed, "fact.participants": [p.strip() for p in people.split(",") if p.strip()]}
+            changes = {
+                "fact.text": text,
+                "fact.summary": summary,
+                "fact.content_type": ctype,
+                "time.event_time": back(event_time, unit.time.event_time),
+                "time.time_orientation": orientation,
+                "affect.emotion_or_state": back(emotion, unit.affect.emotion_or_state),
+                "affect.intention_or_plan": back(intention, unit.affect.intention_or_plan),
+                "time.event_time_expression": back(expression, unit.time.event_time_expression),
+                "affect.relation_cues": back(relations, unit.affect.relation_cues),
+                "time.completion": completion,
+                "lifecycle_status": lifecycle,
+                "completeness": completeness,
+                "disputed": disputed,
+                "fact.participants": [p.strip() for p in people.split(",") if p.strip()],
+            }
             st.session_state.pop("conflict", None)
             seen = st.session_state[f"seen-{form}"]
             try:
@@ -289,30 +383,64 @@ with st.expander("History of this unit"):
 st.subheader("Timeline")
 # Words and dates as people read them in the axes, legends and hovers too (the x axis keeps the
 # time itself, so the points stay in order; its hover shows the date as written).
-frame = [{"id": f"m{u.id}", "said": pd.to_datetime(u.time.dialogue_time, errors="coerce"),
-          "said on": date(u.time.dialogue_time), "type": word(u.fact.content_type),
-          "fact": ui.chart_text(u.fact.text[:80]), "feeling": ui.chart_text(word(u.affect.emotion_or_state)),
-          "session": number(sessions[u.evidence.session_id].idx)}
-         for u in units if u.time.dialogue_time and u.evidence.session_id in sessions]
+frame = [
+    {
+        "id": f"m{u.id}",
+        "said": pd.to_datetime(u.time.dialogue_time, errors="coerce"),
+        "said on": date(u.time.dialogue_time),
+        "type": word(u.fact.content_type),
+        "fact": ui.chart_text(u.fact.text[:80]),
+        "feeling": ui.chart_text(word(u.affect.emotion_or_state)),
+        "session": number(sessions[u.evidence.session_id].idx),
+    }
+    for u in units
+    if u.time.dialogue_time and u.evidence.session_id in sessions
+]
 frame = [f for f in frame if not pd.isna(f["said"])]
 if frame:
-    st.plotly_chart(px.strip(frame, x="said", y="type", color="type",
-                             hover_data={"said": False, "said on": True, "id": True, "fact": True}), width="stretch")
+    st.plotly_chart(
+        px.strip(
+            frame,
+            x="said",
+            y="type",
+            color="type",
+            hover_data={"said": False, "said on": True, "id": True, "fact": True},
+        ),
+        width="stretch",
+    )
     affect = [f for f in frame if f["feeling"] != NOTHING]
     if affect:
-        st.plotly_chart(px.scatter(affect, x="session", y="feeling", color="type", hover_data=["id", "fact"],
-                                   title="Affect across sessions"), width="stretch")
+        st.plotly_chart(
+            px.scatter(
+                affect,
+                x="session",
+                y="feeling",
+                color="type",
+                hover_data=["id", "fact"],
+                title="Affect across sessions",
+            ),
+            width="stretch",
+        )
 
 st.subheader("User semantic memory")
-semantic = [{"kind": word(e.kind), "text": text(e.text), "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING}
-            for e in store.semantic(case_id)]
+semantic = [
+    {"kind": word(e.kind), "text": text(e.text), "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING}
+    for e in store.semantic(case_id)
+]
 if semantic:
     st.dataframe(semantic, hide_index=True)
 else:
     st.text("Nothing yet: a build writes it after the units.")
 st.subheader("Support-experience memory")
-support = [{"strategy": text(e.strategy), "outcome": text(e.outcome), "text": text(e.text),
-            "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING} for e in store.support(case_id)]
+support = [
+    {
+        "strategy": text(e.strategy),
+        "outcome": text(e.outcome),
+        "text": text(e.text),
+        "sources": ", ".join(f"m{i}" for i in e.source_unit_ids) or NOTHING,
+    }
+    for e in store.support(case_id)
+]
 if support:
     st.dataframe(support, hide_index=True)
 else:

@@ -21,8 +21,10 @@ st.text(f"Case: {case_id}")
 
 st.subheader("Consent")
 current = consent.state(store, case_id)
-st.text(f"State: {word(current['state'])}" + (f" · recorded by {current['who']} on {date(current['at'])}"
-                                              if current["at"] else ""))
+st.text(
+    f"State: {word(current['state'])}"
+    + (f" · recorded by {current['who']} on {date(current['at'])}" if current["at"] else "")
+)
 if current["note"]:
     st.text(f"Note: {current['note']}")
 
@@ -34,13 +36,18 @@ def record_consent(state: str) -> None:
     except StoreError as e:
         ui.flash("error", e)
         return
-    st.session_state["consent_note"] = ""  # the next change gives its own note (set in the callback: the browser's box empties too)
+    st.session_state["consent_note"] = (
+        ""  # the next change gives its own note (set in the callback: the browser's box empties too)
+    )
     if state == "withdrawn":
         job = ui.jobs().get(case_id)
         if job is not None and job.running:
             job.stop()  # the build also sees the withdrawal itself, from any process
-        ui.flash("warning", "Consent withdrawn: no more memory is built for this case. Finished sessions are kept "
-                            "until you erase the case below.")
+        ui.flash(
+            "warning",
+            "Consent withdrawn: no more memory is built for this case. Finished sessions are kept "
+            "until you erase the case below.",
+        )
     else:
         ui.flash("success", "Consent recorded: memory may be built for this case.")
 
@@ -49,26 +56,53 @@ if not ui.named():
     st.warning("Type your name in the sidebar first: consent, retention and deletions are recorded with who did them.")
 st.text_input("Note (how and where consent was given or withdrawn)", key="consent_note")
 c1, c2 = st.columns(2)
-c1.button("Record consent granted", on_click=record_consent, args=("granted",),
-          disabled=current["state"] == "granted" or ui.recorder() is None
-          or not st.session_state.get("consent_note", "").strip(), help="needs your name and a note")
-c2.button("Record consent withdrawn", on_click=record_consent, args=("withdrawn",),
-          disabled=current["state"] != "granted" or ui.recorder() is None)
+c1.button(
+    "Record consent granted",
+    on_click=record_consent,
+    args=("granted",),
+    disabled=current["state"] == "granted"
+    or ui.recorder() is None
+    or not st.session_state.get("consent_note", "").strip(),
+    help="needs your name and a note",
+)
+c2.button(
+    "Record consent withdrawn",
+    on_click=record_consent,
+    args=("withdrawn",),
+    disabled=current["state"] != "granted" or ui.recorder() is None,
+)
 with st.expander("Consent log"):
-    st.dataframe(rows(consent.log(store, case_id), {"at": "when", "state": "state", "who": "who", "note": "note"},
-                      enums=("state",)), hide_index=True)
+    st.dataframe(
+        rows(
+            consent.log(store, case_id),
+            {"at": "when", "state": "state", "who": "who", "note": "note"},
+            enums=("state",),
+        ),
+        hide_index=True,
+    )
 
 st.subheader("Retention")
 case = store.get_case(case_id)
 default_days = ui.settings().retention_days
 try:
     end = privacy.expires_at(case.created_at, case.retention_days or default_days)
-    st.text(f"Loaded {moment(case.created_at)}; " + (f"erased automatically after {moment(end.isoformat(timespec='minutes'))}"
-                                              if end else "kept until erased by hand"))
+    st.text(
+        f"Loaded {moment(case.created_at)}; "
+        + (
+            f"erased automatically after {moment(end.isoformat(timespec='minutes'))}"
+            if end
+            else "kept until erased by hand"
+        )
+    )
 except (ValueError, OverflowError):
     st.warning(ui.plain(privacy.skipped_message([case_id])))
-days = st.number_input("Retention in days (0: none)", min_value=0, max_value=MAX_RETENTION_DAYS,
-                       value=min(case.retention_days or 0, MAX_RETENTION_DAYS), step=30)
+days = st.number_input(
+    "Retention in days (0: none)",
+    min_value=0,
+    max_value=MAX_RETENTION_DAYS,
+    value=min(case.retention_days or 0, MAX_RETENTION_DAYS),
+    step=30,
+)
 
 
 def save_retention() -> None:
@@ -87,16 +121,25 @@ counts = privacy.case_counts(store, case_id)
 st.dataframe([{"what": word(k), "rows": v} for k, v in counts.items()], hide_index=True)
 
 st.subheader("Export")
-st.caption("One JSON document with everything stored about this case (dialogue, memory, history, consent, "
-           "builds and model-call records). It leaves this app's protection once downloaded.")
+st.caption(
+    "One JSON document with everything stored about this case (dialogue, memory, history, consent, "
+    "builds and model-call records). It leaves this app's protection once downloaded."
+)
 if st.button("Prepare export"):
     ui.access(case_id, "export", "prepared in the app")
-    st.session_state["export"] = (case_id, json.dumps(privacy.export_case(store, case_id), ensure_ascii=False,
-                                                      indent=1).encode("utf-8"))
+    st.session_state["export"] = (
+        case_id,
+        json.dumps(privacy.export_case(store, case_id), ensure_ascii=False, indent=1).encode("utf-8"),
+    )
 prepared = st.session_state.get("export")
 if prepared and prepared[0] == case_id:
-    st.download_button("Download the export", prepared[1], file_name="case-export.json", mime="application/json",
-                       on_click=lambda: st.session_state.pop("export", None))
+    st.download_button(
+        "Download the export",
+        prepared[1],
+        file_name="case-export.json",
+        mime="application/json",
+        on_click=lambda: st.session_state.pop("export", None),
+    )
 
 st.subheader("Delete a session's memory")
 sessions = store.sessions(case_id)
@@ -105,26 +148,37 @@ built = [s for s in sessions if s.id in done]
 if built:
     pick = st.selectbox("Session", [s.idx for s in built], key="privacy_session", format_func=number)
     session = next(s for s in built if s.idx == pick)
-    st.button("Delete this session's memory", disabled=not ui.named(),
-              on_click=lambda: st.session_state.update({"confirm-session-delete": session.id}))
+    st.button(
+        "Delete this session's memory",
+        disabled=not ui.named(),
+        on_click=lambda: st.session_state.update({"confirm-session-delete": session.id}),
+    )
     in_session = [u for u in store.units(case_id, construction_status=None) if u.evidence.session_id == session.id]
 
     def delete_session(reason: str) -> str:
         n = delete_session_memory(store, case_id, st.session_state["confirm-session-delete"], ui.who(), reason)
-        return (f"Session {number(pick)}: {n} units and what was derived from them deleted (its turns stay; a later build "
-                "builds it again).")
+        return (
+            f"Session {number(pick)}: {n} units and what was derived from them deleted (its turns stay; a later build "
+            "builds it again)."
+        )
 
-    ui.confirm_dialog("confirm-session-delete", f"Delete the memory of session {number(pick)}?",
-                      f"This deletes the {len(in_session)} units built from session {number(pick)} with their vectors, links, "
-                      "history text and the semantic and support entries built from them, corrections made by hand "
-                      "included. The session's turns stay, and a later build builds it again.", delete_session,
-                      label="Delete its memory")
+    ui.confirm_dialog(
+        "confirm-session-delete",
+        f"Delete the memory of session {number(pick)}?",
+        f"This deletes the {len(in_session)} units built from session {number(pick)} with their vectors, links, "
+        "history text and the semantic and support entries built from them, corrections made by hand "
+        "included. The session's turns stay, and a later build builds it again.",
+        delete_session,
+        label="Delete its memory",
+    )
 else:
     st.caption("No session has memory yet.")
 
 st.subheader("Erase this case")
-st.caption("Erases the dialogue, memory, vectors, history, consent log and records of this case for good, "
-           "and what this app holds of it in memory. Type the case id to confirm.")
+st.caption(
+    "Erases the dialogue, memory, vectors, history, consent log and records of this case for good, "
+    "and what this app holds of it in memory. Type the case id to confirm."
+)
 typed = st.text_input("Case id", key="erase_confirm")
 reason = st.text_input("Reason (kept in the erasure log, which holds no case id)", key="erase_reason")
 if st.button("Erase for good", type="primary", disabled=typed != case_id or not ui.named()):
@@ -145,5 +199,11 @@ with st.expander("Edit history of this case"):
     else:
         st.text("No change by hand or by a rebuild yet.")
 with st.expander("Access log of this case"):
-    st.dataframe(rows(auth.access_log(store, case_id), {"at": "when", "who": "who", "action": "what", "detail": "detail"},
-                      enums=("action",)), hide_index=True)
+    st.dataframe(
+        rows(
+            auth.access_log(store, case_id),
+            {"at": "when", "who": "who", "action": "what", "detail": "detail"},
+            enums=("action",),
+        ),
+        hide_index=True,
+    )

@@ -27,7 +27,8 @@ if __name__ == "__main__":
 
     settings = load_settings()
     address = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--server.address=")), None) or next(
-        (b for a, b in zip(sys.argv[1:], sys.argv[2:]) if a == "--server.address"), "127.0.0.1")
+        (b for a, b in zip(sys.argv[1:], sys.argv[2:]) if a == "--server.address"), "127.0.0.1"
+    )
     problem = start_problem(address, settings.auth.users, settings.auth.oidc)
     if problem:
         sys.exit(f"app_server: refusing to start: {problem}")

@@ -35,8 +35,15 @@ def make_doc(case_id: str = "c1", sessions: int = 2, turns: int = 3) -> CaseDocu
         sessions=[
             SessionDocument(
                 session=Session(source_id=f"s{i}", time=f"2025-03-0{i + 1}", time_text=f"March {i + 1}"),
-                turns=[Turn(role="user" if j % 2 == 0 else "assistant", speaker="A" if j % 2 == 0 else "B",
-                            text=f"{case_id} session {i} turn {j}", original_id=f"s{i}:{j}") for j in range(turns)],
+                turns=[
+                    Turn(
+                        role="user" if j % 2 == 0 else "assistant",
+                        speaker="A" if j % 2 == 0 else "B",
+                        text=f"{case_id} session {i} turn {j}",
+                        original_id=f"s{i}:{j}",
+                    )
+                    for j in range(turns)
+                ],
             )
             for i in range(sessions)
         ],
@@ -44,8 +51,12 @@ def make_doc(case_id: str = "c1", sessions: int = 2, turns: int = 3) -> CaseDocu
 
 
 def make_unit(case_id: str, text: str, start: int = 0, end: int = 1, status: str = "final", session_id=None) -> FTAUnit:
-    return FTAUnit(case_id=case_id, fact=FactAnchor(text=text, content_type="event", participants=["user"]),
-                   evidence=Evidence(session_id=session_id, start=start, end=end), construction_status=status)
+    return FTAUnit(
+        case_id=case_id,
+        fact=FactAnchor(text=text, content_type="event", participants=["user"]),
+        evidence=Evidence(session_id=session_id, start=start, end=end),
+        construction_status=status,
+    )
 
 
 def consented(store: Store, *case_ids: str) -> None:

@@ -44,18 +44,38 @@ class Pipeline:
     def linking(self, messages):
         """Each new unit updates its most similar older unit."""
         pairs = re.findall(r"^(m\d+): (m\d+)", section(messages, "Pairs to judge"), re.M)
-        return {"memory_updates": [{"new_id": new, "memory_id": old, "relation": "updates",
-                                    "lifecycle_status": "completed", "completeness": "complete",
-                                    "relation_confidence": "high"} for new, old in pairs]}
+        return {
+            "memory_updates": [
+                {
+                    "new_id": new,
+                    "memory_id": old,
+                    "relation": "updates",
+                    "lifecycle_status": "completed",
+                    "completeness": "complete",
+                    "relation_confidence": "high",
+                }
+                for new, old in pairs
+            ]
+        }
 
     def longitudinal(self, messages):
         units = section(messages, "units:")
         ids = re.findall(r'"memory_id": "(m\d+)"', units)
         fact = re.findall(r'"text": "([^"]+)"', units)[0]
-        return {"semantic": [{"replaces": "none", "kind": "situation", "text": f"Situation: {fact}",
-                              "source_unit_ids": ids[:1]}],
-                "support": [{"replaces": "none", "strategy": "listening", "outcome": "helped",
-                             "text": f"Listening about: {fact}", "source_unit_ids": ids[:1]}]}
+        return {
+            "semantic": [
+                {"replaces": "none", "kind": "situation", "text": f"Situation: {fact}", "source_unit_ids": ids[:1]}
+            ],
+            "support": [
+                {
+                    "replaces": "none",
+                    "strategy": "listening",
+                    "outcome": "helped",
+                    "text": f"Listening about: {fact}",
+                    "source_unit_ids": ids[:1],
+                }
+            ],
+        }
 
     def __call__(self, stage, messages):
         self.calls.append(stage)
@@ -65,13 +85,34 @@ class Pipeline:
         return ScriptedLLM([self] * n)
 
 
-def unit(text, first, last, status="complete", completes="none", content_type="event", event_time="unknown",
-         expression="unknown", orientation="past"):
-    return {"completes": completes, "summary": text[:20], "content_type": content_type,
-            "time_orientation": orientation, "event_time_expression": expression, "event_time": event_time,
-            "content": {"text": text, "participants": ["Maya"], "emotion_or_state": "tired",
-                        "intention_or_plan": "unknown", "relation_cues": "unknown"},
-            "evidence_turn_span": [first, last], "status": status}
+def unit(
+    text,
+    first,
+    last,
+    status="complete",
+    completes="none",
+    content_type="event",
+    event_time="unknown",
+    expression="unknown",
+    orientation="past",
+):
+    return {
+        "completes": completes,
+        "summary": text[:20],
+        "content_type": content_type,
+        "time_orientation": orientation,
+        "event_time_expression": expression,
+        "event_time": event_time,
+        "content": {
+            "text": text,
+            "participants": ["Maya"],
+            "emotion_or_state": "tired",
+            "intention_or_plan": "unknown",
+            "relation_cues": "unknown",
+        },
+        "evidence_turn_span": [first, last],
+        "status": status,
+    }
 
 
 class HashEmbedder:

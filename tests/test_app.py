@@ -93,7 +93,9 @@ def test_a_pasted_session_is_appended_to_the_active_case(app):
     at.text_area[0].set_value("Maya: I ran with the group again.\nCounselor: How did it feel?\nMaya: Good, tired.")
     next(b for b in at.button if b.label == "Append pasted session").click().run()
     assert not at.exception
-    assert at.success[0].value == plain("session 4 with 3 turns appended to sample-maya")  # the fourth session, counted from 1
+    assert at.success[0].value == plain(
+        "session 4 with 3 turns appended to sample-maya"
+    )  # the fourth session, counted from 1
     last = s.sessions("sample-maya")[-1]
     turns = s.turns("sample-maya", session_id=last.id)
     assert last.time == "2025-04-20T18:00" and [t.idx for t in turns] == [30, 31, 32]
@@ -108,9 +110,14 @@ def test_a_typed_session_from_rows():
     from ftamem_core.ingest import session_from_rows
     from ftamem_core.loaders import LoadError
 
-    doc = session_from_rows([{"role": "user", "speaker": "Ana", "text": "New job started."},
-                             {"role": "assistant", "speaker": "Counselor", "text": "How is it?"},
-                             {"role": "user", "text": ""}], "2025-05-01")
+    doc = session_from_rows(
+        [
+            {"role": "user", "speaker": "Ana", "text": "New job started."},
+            {"role": "assistant", "speaker": "Counselor", "text": "How is it?"},
+            {"role": "user", "text": ""},
+        ],
+        "2025-05-01",
+    )
     assert [t.role for t in doc.turns] == ["user", "assistant"] and doc.turns[0].timestamp == "2025-05-01"
     with pytest.raises(LoadError, match="no turns"):
         session_from_rows([{"text": " "}])

@@ -36,13 +36,24 @@ def seeded_case(store: Store, case_id: str = "c1", sessions: int = 3) -> dict[in
     for s in store.sessions(case_id):
         first = s.idx * 6
         for j, ctype in enumerate(TYPES):
-            units.append(FTAUnit(case_id=case_id, fact=FactAnchor(text=f"A said {case_id} session {s.idx} turn {j}",
-                                                                 content_type=ctype, participants=["A"]),
-                                 evidence=Evidence(session_id=s.id, start=first + j, end=first + j),
-                                 origin="copied" if j == len(TYPES) - 1 else "model"))
+            units.append(
+                FTAUnit(
+                    case_id=case_id,
+                    fact=FactAnchor(
+                        text=f"A said {case_id} session {s.idx} turn {j}", content_type=ctype, participants=["A"]
+                    ),
+                    evidence=Evidence(session_id=s.id, start=first + j, end=first + j),
+                    origin="copied" if j == len(TYPES) - 1 else "model",
+                )
+            )
     ids = store.add_units(case_id, units, HashEmbedder().encode([u.fact.text for u in units]))
-    store.add_links(case_id, [Link(source=b, target=a, relation="updates" if k % 2 else "supports")
-                              for k, (a, b) in enumerate(zip(ids, ids[1:]))])
+    store.add_links(
+        case_id,
+        [
+            Link(source=b, target=a, relation="updates" if k % 2 else "supports")
+            for k, (a, b) in enumerate(zip(ids, ids[1:]))
+        ],
+    )
     return {u.id: u for u in store.units(case_id)}
 
 
@@ -81,11 +92,19 @@ def test_the_same_seed_draws_the_same_sample_and_strata_are_respected(two_cases)
     strata_c1 = Counter(i["stratum"].rsplit(" · ", 1)[0] for i in units if i["case_id"] == "c1")
     # c1: strata by origin and type of sizes 9 (model events), 3, 3 and 3 (copied events): one
     # each, then one by quota to the largest and one by the largest remainder (ties in sorted order)
-    assert strata_c1 == {"model · event": 2, "model · current_state": 1, "model · homework_or_plan": 1,
-                         "copied · event": 2}
+    assert strata_c1 == {
+        "model · event": 2,
+        "model · current_state": 1,
+        "model · homework_or_plan": 1,
+        "copied · event": 2,
+    }
     strata_c2 = Counter(i["stratum"] for i in units if i["case_id"] == "c2")
-    assert strata_c2 == {"model · event · session 1": 3, "model · current_state · session 1": 1,
-                         "model · homework_or_plan · session 1": 1, "copied · event · session 1": 1}
+    assert strata_c2 == {
+        "model · event · session 1": 3,
+        "model · current_state · session 1": 1,
+        "model · homework_or_plan · session 1": 1,
+        "copied · event · session 1": 1,
+    }
     assert len({i["unit_id"] for i in units}) == len(units)
     pairs = [i for i in audit.items(store, first) if i["kind"] == "pair"]
     assert len(pairs) == 6 and Counter(i["case_id"] for i in pairs) == {"c1": 3, "c2": 3}
@@ -147,10 +166,15 @@ def test_a_second_annotator_sees_no_scores_but_their_own(two_cases):
     assert audit.item_view(store, item["id"], "Ana")["own_score"]["comment"] == "Zq-ana-secret-comment"
     # the view shows the unit beside its evidence turns, with the automatic checks
     shown = view["units"][0]
-    assert [t["idx"] for t in shown["turns"]] == list(range(shown["unit"]["evidence"]["start"],
-                                                           shown["unit"]["evidence"]["end"] + 1))
-    assert set(view["checks"][shown["id"]]) == {"span_in_session", "fact_in_evidence", "time_not_after_session",
-                                               "subject_in_evidence"}
+    assert [t["idx"] for t in shown["turns"]] == list(
+        range(shown["unit"]["evidence"]["start"], shown["unit"]["evidence"]["end"] + 1)
+    )
+    assert set(view["checks"][shown["id"]]) == {
+        "span_in_session",
+        "fact_in_evidence",
+        "time_not_after_session",
+        "subject_in_evidence",
+    }
 
 
 def test_progress_resume_and_revising_ones_own_score(two_cases):
@@ -168,8 +192,15 @@ def test_progress_resume_and_revising_ones_own_score(two_cases):
     assert audit.item_view(store, order[0], "Ana")["own_score"]["comment"] == "second look"
 
 
-@pytest.mark.parametrize("bad", [{"fact": 3, "time": 1, "affect": 1}, {"fact": 1, "time": 1},
-                                 {"fact": True, "time": 1, "affect": 1}, {"fact": 1, "time": 1, "affect": 1, "relatedness": 2}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"fact": 3, "time": 1, "affect": 1},
+        {"fact": 1, "time": 1},
+        {"fact": True, "time": 1, "affect": 1},
+        {"fact": 1, "time": 1, "affect": 1, "relatedness": 2},
+    ],
+)
 def test_scores_outside_0_to_2_or_of_the_wrong_criteria_are_refused(two_cases, bad):
     store = two_cases
     round_id = audit.new_round(store, ["c1"], n_units=2, n_pairs=0, seed=1)
@@ -208,8 +239,12 @@ def test_alpha_matches_krippendorffs_documented_example():
     # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", the example the library
     # documents: 4 coders, 12 units, values 1-5, missing entries: ordinal alpha 0.815.
     nan = float("nan")
-    data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan], [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-            [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan], [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
+    data = [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+    ]
     ratings = {f"coder{c}": {i: v for i, v in enumerate(row) if not math.isnan(v)} for c, row in enumerate(data)}
     assert round(alpha(ratings, domain=(1, 2, 3, 4, 5)), 3) == 0.815
     assert round(alpha(ratings, domain=(1, 2, 3, 4, 5), level="nominal"), 3) == 0.743
@@ -222,8 +257,13 @@ def test_percent_agreement_and_the_combined_figures():
     assert three["kappa"] is None and three["alpha"] is not None and three["shared_items"] == 3
     two = agreement({"Ana": ratings["Ana"], "Ben": ratings["Ben"]})
     assert two["kappa"] == pytest.approx(weighted_kappa([2, 1, 0], [2, 2, 0]))
-    assert agreement({"Ana": ratings["Ana"]}) == {"annotators": 1, "shared_items": 4, "kappa": None, "alpha": None,
-                                                 "percent": None}
+    assert agreement({"Ana": ratings["Ana"]}) == {
+        "annotators": 1,
+        "shared_items": 4,
+        "kappa": None,
+        "alpha": None,
+        "percent": None,
+    }
 
 
 # Report -------------------------------------------------------------------------------------
@@ -248,8 +288,15 @@ def test_report_lays_out_means_shares_agreement_and_disagreements(two_cases):
     overall = rep["table"][0]
     first = audit.items(store, round_id)[0]
     time_mean = (4 * 2 - (0.5 if first["kind"] == "unit" else 0)) / 4
-    assert overall == {"group": "all", "units": 4, "pairs": 2, "Fact": 2.0, "Time": round(time_mean, 3),
-                       "Affect/Ctx.": 1.0, "Rel.": 1.0}
+    assert overall == {
+        "group": "all",
+        "units": 4,
+        "pairs": 2,
+        "Fact": 2.0,
+        "Time": round(time_mean, 3),
+        "Affect/Ctx.": 1.0,
+        "Rel.": 1.0,
+    }
     assert [r["group"] for r in rep["table"]] == ["all", "dataset other", "case c1", "case c2"]
     assert rep["distribution"]["Affect/Ctx."] == {"0": 0.0, "1": 1.0, "2": 0.0}
     assert rep["distribution"]["Rel."] == {"0": 0.5, "1": 0.0, "2": 0.5}
@@ -269,20 +316,33 @@ def test_report_lays_out_means_shares_agreement_and_disagreements(two_cases):
 
 
 def test_automatic_checks_flag_what_they_name():
-    turns = {0: Turn(idx=0, session_id=1, speaker="Maya", text="I moved to night shifts last spring."),
-             1: Turn(idx=1, session_id=1, speaker="Sam", text="That sounds hard."),
-             2: Turn(idx=2, session_id=2, speaker="Maya", text="Back again.")}
-    good = FTAUnit(fact=FactAnchor(text="Maya moved to night shifts", participants=["Maya"]),
-                   time=TimeAnchor(event_time="2025-04", time_orientation="past"),
-                   evidence=Evidence(session_id=1, start=0, end=1))
+    turns = {
+        0: Turn(idx=0, session_id=1, speaker="Maya", text="I moved to night shifts last spring."),
+        1: Turn(idx=1, session_id=1, speaker="Sam", text="That sounds hard."),
+        2: Turn(idx=2, session_id=2, speaker="Maya", text="Back again."),
+    }
+    good = FTAUnit(
+        fact=FactAnchor(text="Maya moved to night shifts", participants=["Maya"]),
+        time=TimeAnchor(event_time="2025-04", time_orientation="past"),
+        evidence=Evidence(session_id=1, start=0, end=1),
+    )
     assert unit_checks(good, turns, "2025-06-01", ["Maya", "Sam"]) == {
-        "span_in_session": True, "fact_in_evidence": True, "time_not_after_session": True, "subject_in_evidence": True}
-    bad = FTAUnit(fact=FactAnchor(text="Priya booked a holiday cottage", participants=["Priya"]),
-                  time=TimeAnchor(event_time="2025-09-10", time_orientation="past"),
-                  evidence=Evidence(session_id=1, start=1, end=2))
+        "span_in_session": True,
+        "fact_in_evidence": True,
+        "time_not_after_session": True,
+        "subject_in_evidence": True,
+    }
+    bad = FTAUnit(
+        fact=FactAnchor(text="Priya booked a holiday cottage", participants=["Priya"]),
+        time=TimeAnchor(event_time="2025-09-10", time_orientation="past"),
+        evidence=Evidence(session_id=1, start=1, end=2),
+    )
     assert unit_checks(bad, turns, "2025-06-01", ["Maya", "Sam"]) == {
-        "span_in_session": False, "fact_in_evidence": False, "time_not_after_session": False,
-        "subject_in_evidence": False}
+        "span_in_session": False,
+        "fact_in_evidence": False,
+        "time_not_after_session": False,
+        "subject_in_evidence": False,
+    }
     undated = good.model_copy(update={"time": TimeAnchor(event_time="unknown", time_orientation="past")})
     assert unit_checks(undated, turns, None, [])["time_not_after_session"] is None
 
@@ -296,11 +356,14 @@ def test_correct_dispute_or_delete_from_an_item_records_an_audit_finding(two_cas
     units = [i for i in audit.items(store, round_id) if i["kind"] == "unit"]
     a, b, c = (i["unit_id"] for i in units)
     version = store.get_unit("c1", a).version
-    audit.correct(store, HashEmbedder(), units[0]["id"], a, {"fact.text": "B said it, not A"}, version, "Ana",
-                  "wrong speaker")
+    audit.correct(
+        store, HashEmbedder(), units[0]["id"], a, {"fact.text": "B said it, not A"}, version, "Ana", "wrong speaker"
+    )
     assert store.get_unit("c1", a).fact.text == "B said it, not A"
     (h,) = history(store, "c1", "unit", a)
-    assert h["reason"] == f"audit finding (round {round_id}, item {units[0]['id']}): wrong speaker" and h["who"] == "Ana"
+    assert (
+        h["reason"] == f"audit finding (round {round_id}, item {units[0]['id']}): wrong speaker" and h["who"] == "Ana"
+    )
     audit.dispute(store, HashEmbedder(), units[1]["id"], b, "Ana", "not in the turns")
     assert store.get_unit("c1", b).disputed
     audit.delete(store, units[2]["id"], c, "Ana", "filler")
@@ -341,8 +404,13 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     assert created["seed"] == 9 and created["items"] == 4
     items = audit.items(store, created["id"])
     sheet = tmp_path / "sheet.txt"
-    audit.score(store, items[0]["id"], "zed", {"fact": 0, "time": 0, "affect": 0} if items[0]["kind"] == "unit"
-                else {"relatedness": 0}, "zed's private note")
+    audit.score(
+        store,
+        items[0]["id"],
+        "zed",
+        {"fact": 0, "time": 0, "affect": 0} if items[0]["kind"] == "unit" else {"relatedness": 0},
+        "zed's private note",
+    )
     assert main(["--db", db, "audit", "sheet", str(created["id"]), "--out", str(sheet)]) == 0
     text = sheet.read_text()
     assert all(f"#{i['id']}," in text for i in items) and "item,fact,time,affect,relatedness,comment" in text
@@ -354,7 +422,9 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
             w = csv.writer(f)
             w.writerow(["item", "fact", "time", "affect", "relatedness", "comment"])
             for i in items:
-                w.writerow([i["id"], value, value, value, "", ""] if i["kind"] == "unit" else [i["id"], "", "", "", value, ""])
+                w.writerow(
+                    [i["id"], value, value, value, "", ""] if i["kind"] == "unit" else [i["id"], "", "", "", value, ""]
+                )
         assert main(["--db", db, "audit", "score", str(created["id"]), "--as", name[:3], "--from", str(path)]) == 0
     assert "4 of 4 items" in capsys.readouterr().out
     bad = tmp_path / "bad.csv"
@@ -362,16 +432,24 @@ def test_the_command_line_draws_scores_from_csv_and_reports(tmp_path, capsys):
     bad.write_text(f"item,fact,time,affect\n{first},2,2,2\n{second},5,2,2\n")
     assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "cy", "--from", str(bad)]) == 1
     assert "line 3" in capsys.readouterr().err
-    assert audit.progress(store, created["id"])["annotators"] == {"ana": 4, "ben": 4, "zed": 1}  # nothing of cy's written
+    assert audit.progress(store, created["id"])["annotators"] == {
+        "ana": 4,
+        "ben": 4,
+        "zed": 1,
+    }  # nothing of cy's written
     assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "cy"]) == 1  # not a terminal
     assert "--from" in capsys.readouterr().err
     out_csv = tmp_path / "scores.csv"
-    assert main(["--db", db, "--json", "audit", "report", str(created["id"]), "--csv", str(out_csv),
-                 "--by", "ana"]) == 0
+    assert (
+        main(["--db", db, "--json", "audit", "report", str(created["id"]), "--csv", str(out_csv), "--by", "ana"]) == 0
+    )
     rep = json.loads(capsys.readouterr().out)
     assert rep["table"][0]["Fact"] == 1.5 and rep["agreement"]["Fact"]["percent"] == 0.0
     assert len(list(csv.DictReader(out_csv.read_text().splitlines()))) == 9  # zed scored one item
-    assert main(["--db", db, "audit", "score", str(created["id"]), "--as", "ana", "--from", str(tmp_path / "ana.csv")]) == 1
+    assert (
+        main(["--db", db, "audit", "score", str(created["id"]), "--as", "ana", "--from", str(tmp_path / "ana.csv")])
+        == 1
+    )
     assert "seen the round's report" in capsys.readouterr().err
     assert main(["--db", db, "audit", "list"]) == 0
     assert "ana 4/4" in capsys.readouterr().out
@@ -419,8 +497,9 @@ def test_audit_page_draws_scores_blind_and_reports(app):
     # Ben opens the same item: none of Ana's scores or words anywhere on his page
     ben = _audit_page(app, "Ben")
     ben.selectbox(key=f"audit_item_{r['id']}").set_value(first).run()
-    page_text = json.dumps([str(e.value) for e in ben.main if hasattr(e, "value")] +
-                           [str(getattr(e, "body", "")) for e in ben.main])
+    page_text = json.dumps(
+        [str(e.value) for e in ben.main if hasattr(e, "value")] + [str(getattr(e, "body", "")) for e in ben.main]
+    )
     assert "Zq-ana-note" not in page_text and "Ana 1" in page_text  # progress names, scores do not
     assert all(radio.value is None for radio in ben.radio if radio.key and radio.key.startswith(f"audit-{first}-"))
 
@@ -452,8 +531,10 @@ def test_audit_page_disputes_a_unit_with_the_finding_in_its_history(app):
     next(b for b in at.button if b.label == "Mark disputed").click().run()
     assert not at.exception, at.exception
     assert store.get_unit("sample-daniel", unit_id).disputed
-    assert history(store, "sample-daniel", "unit", unit_id)[-1]["reason"] == \
-        f"audit finding (round {round_id}, item {item_id}): wrong speaker"
+    assert (
+        history(store, "sample-daniel", "unit", unit_id)[-1]["reason"]
+        == f"audit finding (round {round_id}, item {item_id}): wrong speaker"
+    )
     delete = next(b for b in at.button if b.label == "Delete unit")
     assert delete.disabled  # a reason and the confirmation box first
 

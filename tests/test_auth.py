@@ -40,9 +40,21 @@ def test_check_user_needs_a_configured_name_and_its_password():
     assert not auth.check_user({}, "", "")
 
 
-@pytest.mark.parametrize("address, loopback", [
-    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("127.0.0.2", True),
-    ("0.0.0.0", False), ("", False), ("192.168.1.5", False), ("example.org", False), ("::", False)])
+@pytest.mark.parametrize(
+    "address, loopback",
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("", False),
+        ("192.168.1.5", False),
+        ("example.org", False),
+        ("::", False),
+    ],
+)
 def test_sign_in_is_required_beyond_loopback(address, loopback):
     assert auth.is_loopback(address) is loopback
     assert auth.sign_in_required(address, {}, False) is (not loopback)
@@ -56,7 +68,12 @@ def test_the_server_refuses_to_listen_beyond_loopback_without_sign_in(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FTAMEM_DB_PATH": str(tmp_path / "m.db")}
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "app_server.py"), "--server.address=0.0.0.0", "--server.port", "1"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0
     assert "refusing to start" in done.stderr and "no sign-in configured" in done.stderr
 
@@ -76,8 +93,10 @@ def test_cli_hashes_a_password_from_stdin_and_logs_access(tmp_path, capsys, monk
     capsys.readouterr()
     assert main(["--db", db, "--json", "access-log", "--case", "sample-daniel"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["action"], r["detail"]) for r in rows] == [("view", "command line: turns"),
-                                                          ("export", "command line: export")]
+    assert [(r["action"], r["detail"]) for r in rows] == [
+        ("view", "command line: turns"),
+        ("export", "command line: export"),
+    ]
     assert all(r["who"] and r["case_id"] == "sample-daniel" for r in rows)
     assert main(["--db", db, "access-log", "--case", "nobody"]) != 0
 
@@ -144,16 +163,19 @@ def test_without_sign_in_the_typed_name_is_used(app):
     at = open_page("pages/cases.py")
     at.sidebar.text_input[0].set_value("Dr. Okafor").run()
     at.switch_page("pages/build.py").run()
-    assert ("Dr. Okafor", "view", "build page") in [(r["who"], r["action"], r["detail"])
-                                                     for r in auth.access_log(store, "sample-daniel")]
+    assert ("Dr. Okafor", "view", "build page") in [
+        (r["who"], r["action"], r["detail"]) for r in auth.access_log(store, "sample-daniel")
+    ]
 
 
 def test_the_sidebar_offers_configured_backends_and_no_typed_url_unless_allowed(app, tmp_path, monkeypatch):
     import streamlit as st
 
     config = tmp_path / "ftamem.toml"
-    config.write_text('[backends."GPU server"]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
-                      'model = "Qwen/Qwen3-8B"\napi_key = "k-configured"\n')
+    config.write_text(
+        '[backends."GPU server"]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'model = "Qwen/Qwen3-8B"\napi_key = "k-configured"\n'
+    )
     monkeypatch.setenv("FTAMEM_CONFIG", str(config))
     st.cache_resource.clear()
     at = open_page("pages/cases.py")
@@ -198,8 +220,16 @@ def test_an_untrusted_server_error_body_is_not_shown(trusted):
     server = HTTPServer(("127.0.0.1", 0), _Refusing)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                                        model="m", dialect="json_object", trusted=trusted, max_retries=0))
+        llm = OpenAICompatLLM(
+            LLMConfig(
+                backend="openai",
+                base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                model="m",
+                dialect="json_object",
+                trusted=trusted,
+                max_retries=0,
+            )
+        )
         with pytest.raises(LLMError) as e:
             llm.text("answer", [{"role": "user", "content": "hi"}])
     finally:

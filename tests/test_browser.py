@@ -28,10 +28,20 @@ from test_pages import SCRIPT
 
 pytestmark = pytest.mark.browser
 SHOTS = ROOT / "artifacts" / "screenshots"
-PAYLOADS = ['<script>window.__xss = 1; parent.__xss = 1;</script>',
-            '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">']
-PAGES = {"cases": "", "build": "build", "memory": "memory", "graph": "graph", "ask": "ask", "privacy": "privacy",
-         "audit": "audit", "evaluate": "evaluate"}
+PAYLOADS = [
+    "<script>window.__xss = 1; parent.__xss = 1;</script>",
+    '<img src=x onerror="window.__xss = 2; parent.__xss = 2; alert(2)">',
+]
+PAGES = {
+    "cases": "",
+    "build": "build",
+    "memory": "memory",
+    "graph": "graph",
+    "ask": "ask",
+    "privacy": "privacy",
+    "audit": "audit",
+    "evaluate": "evaluate",
+}
 # Markdown that would make the browser fetch or link another host if it were rendered.
 CASE = "![x](//example.invalid/case.png)"
 SPEAKER = "[Daniel](http://example.invalid/speaker)"
@@ -59,12 +69,18 @@ def server(tmp_path_factory):
     doc.case.id = CASE
     store.ingest([doc])
     consent.record(store, CASE, "granted", "test", "browser test")
-    store.append_session(CASE, SessionDocument(
-        session=Session(source_id="xss", time="2025-10-24"),
-        turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]
-        + [Turn(role="user", speaker=SPEAKER, text=MARKDOWN_TURN)]
-        + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")]))
-    Builder(store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)).build(CASE)
+    store.append_session(
+        CASE,
+        SessionDocument(
+            session=Session(source_id="xss", time="2025-10-24"),
+            turns=[Turn(role="user", speaker="Daniel", text=f"Look at this {p}") for p in PAYLOADS]
+            + [Turn(role="user", speaker=SPEAKER, text=MARKDOWN_TURN)]
+            + [Turn(role="assistant", speaker="Counselor", text="I see <b>bold</b> text & more.")],
+        ),
+    )
+    Builder(
+        store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)
+    ).build(CASE)
     assert any("<script>" in u.fact.text for u in store.units(CASE))
     audit.new_round(store, [CASE], n_units=len(store.units(CASE)), n_pairs=0, seed=1)  # every unit
     store.close()
@@ -73,13 +89,37 @@ def server(tmp_path_factory):
     port = free_port()
     guard_log = tmp / "outbound.log"
     guard_log.touch()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests" / "netguard"), "FTAMEM_NET_GUARD_LOG": str(guard_log),
-           "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
-           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}  # the script writes one unit a call
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "tests" / "netguard"),
+        "FTAMEM_NET_GUARD_LOG": str(guard_log),
+        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_LLM_BACKEND": "scripted",
+        "FTAMEM_LLM_MODEL": str(script),
+        "FTAMEM_TURNS_PER_UNIT": "0",
+        "FTAMEM_VERBATIM_FALLBACK": "false",
+        "FTAMEM_GROUND_FACTS": "false",
+    }  # the script writes one unit a call
     url = f"http://127.0.0.1:{port}"
-    yield from ((url, guard_log) for _ in serve(
-        [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
+    yield from (
+        (url, guard_log)
+        for _ in serve(
+            [
+                sys.executable,
+                "scripts/app_server.py",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+            ],
+            f"{url}/_stcore/health",
+            60,
+            cwd=ROOT,
+            env=env,
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -89,10 +129,19 @@ def browser(tmp_path_factory):
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1400,1000",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chrome')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chrome')}",
+    ):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
@@ -136,17 +185,23 @@ def test_graph_renders_and_payloads_run_nothing(server, browser):
     from selenium.webdriver.common.action_chains import ActionChains
 
     _open(browser, server[0], "graph")
-    frame = _wait(lambda: [f for f in browser.find_elements("css selector", "iframe")
-                           if "graph" in (f.get_attribute("srcdoc") or "")], 60)
+    frame = _wait(
+        lambda: [
+            f for f in browser.find_elements("css selector", "iframe") if "graph" in (f.get_attribute("srcdoc") or "")
+        ],
+        60,
+    )
     assert frame, "the graph iframe is missing"
     browser.switch_to.frame(frame[0])
-    assert _wait(lambda: browser.execute_script("return document.body.dataset.rendered === 'yes'"), 60), \
+    assert _wait(lambda: browser.execute_script("return document.body.dataset.rendered === 'yes'"), 60), (
         "the network did not render"
+    )
     # The payload nodes (titles holding <script> or onerror): each is centred in the view, then
     # hovered until vis shows its tooltip. Centring first keeps this independent of the layout.
     payload_ids = browser.execute_script(
         "const n = window.ftamemNetwork;"
-        "return n.body.data.nodes.getIds().filter(id => /script|onerror/.test(n.body.data.nodes.get(id).title.textContent));")
+        "return n.body.data.nodes.getIds().filter(id => /script|onerror/.test(n.body.data.nodes.get(id).title.textContent));"
+    )
     assert payload_ids, "the graph has no payload node"
     assert browser.execute_script("return window.ftamemNetwork.body.data.nodes.length") >= 5
     canvas = browser.find_element("css selector", "#graph canvas")
@@ -155,14 +210,22 @@ def test_graph_renders_and_payloads_run_nothing(server, browser):
         browser.execute_script("window.ftamemNetwork.focus(arguments[0], {scale: 1.0, animation: false});", node_id)
         x, y = browser.execute_script(
             "const n = window.ftamemNetwork; const d = n.canvasToDOM(n.getPositions([arguments[0]])[arguments[0]]);"
-            "return [d.x, d.y];", node_id)
+            "return [d.x, d.y];",
+            node_id,
+        )
         size = canvas.size
         for wiggle in (0, 2, -2, 4):  # a tooltip appears after the pointer rests on the node
             ActionChains(browser).move_to_element_with_offset(
-                canvas, int(x - size["width"] / 2) + wiggle, int(y - size["height"] / 2)).perform()
-            tip = _wait(lambda: browser.execute_script(
-                "const t = document.querySelector('.vis-tooltip');"
-                "return t && t.style.visibility !== 'hidden' ? t.textContent : null;"), timeout=5.0, step=0.2)
+                canvas, int(x - size["width"] / 2) + wiggle, int(y - size["height"] / 2)
+            ).perform()
+            tip = _wait(
+                lambda: browser.execute_script(
+                    "const t = document.querySelector('.vis-tooltip');"
+                    "return t && t.style.visibility !== 'hidden' ? t.textContent : null;"
+                ),
+                timeout=5.0,
+                step=0.2,
+            )
             if tip:
                 shown.append(tip)
                 break
@@ -191,24 +254,39 @@ return bad;
 def _type_into(driver, label, text):
     from selenium.webdriver.common.keys import Keys
 
-    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
-                             if e.get_attribute("aria-label") == label))
+    box = _wait(
+        lambda: next(
+            e
+            for e in driver.find_elements("css selector", "input[type=text]")
+            if e.get_attribute("aria-label") == label
+        )
+    )
     box.send_keys(text, Keys.ENTER)
 
 
 def _filter(driver, text):
     from selenium.webdriver.common.keys import Keys
 
-    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
-                             if e.get_attribute("aria-label") == "Text contains"))
+    box = _wait(
+        lambda: next(
+            e
+            for e in driver.find_elements("css selector", "input[type=text]")
+            if e.get_attribute("aria-label") == "Text contains"
+        )
+    )
     box.send_keys(text, Keys.ENTER)
 
 
 def _ask(driver, question):
     from selenium.webdriver.common.keys import Keys
 
-    box = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
-                             if e.get_attribute("aria-label") == "Question"))
+    box = _wait(
+        lambda: next(
+            e
+            for e in driver.find_elements("css selector", "input[type=text]")
+            if e.get_attribute("aria-label") == "Question"
+        )
+    )
     _wait(lambda: not driver.find_elements("css selector", "[data-testid=stStatusWidget]"), 60)  # page idle
     box.click()
     box.send_keys(question)
@@ -225,18 +303,32 @@ def _find_and_fix(driver) -> bool:
     from selenium.webdriver.common.keys import Keys
 
     _type_into(driver, "Your name (for the edit history)", "Dr. Lee")
-    card = _wait(lambda: next(b for b in driver.find_elements("css selector", "button")
-                              if b.text.strip() == "Dispute" and b.is_enabled()), 30)
+    card = _wait(
+        lambda: next(
+            b for b in driver.find_elements("css selector", "button") if b.text.strip() == "Dispute" and b.is_enabled()
+        ),
+        30,
+    )
     driver.save_screenshot(str(SHOTS / "memory-card.png"))
     assert card is not None, "memory: no enabled Dispute button on the card"
     card.click()
-    reason = _wait(lambda: next(e for e in driver.find_elements("css selector", "input[type=text]")
-                                if e.get_attribute("aria-label") == "Reason (kept in the history)"), 30)
+    reason = _wait(
+        lambda: next(
+            e
+            for e in driver.find_elements("css selector", "input[type=text]")
+            if e.get_attribute("aria-label") == "Reason (kept in the history)"
+        ),
+        30,
+    )
     assert reason is not None, "memory: the dispute dialog did not open"
     reason.send_keys("not what he said", Keys.TAB)
     # the dialog's own Dispute button comes after the card's in the page
-    confirm = _wait(lambda: [b for b in driver.find_elements("css selector", "button")
-                             if b.text.strip() == "Dispute" and b.is_enabled()][-1], 30)
+    confirm = _wait(
+        lambda: [
+            b for b in driver.find_elements("css selector", "button") if b.text.strip() == "Dispute" and b.is_enabled()
+        ][-1],
+        30,
+    )
     driver.save_screenshot(str(SHOTS / "memory-dispute-dialog.png"))
     driver.execute_script("arguments[0].click()", confirm)  # a toast or the dialog's fade-in can cover it under load
     return bool(_wait(lambda: "· disputed" in _text(driver), 30))
@@ -262,23 +354,30 @@ def test_every_page_renders_and_requests_nothing_outside_loopback(server, browse
         if page == "memory":  # the payload unit, found by its text: its evidence turns hold them
             _filter(browser, "Look at this")
             # 120 s: the first search loads the sentence encoder in the server, slow on 2 shared cores
-            assert _wait(lambda: SPEAKER in _text(browser) and MARKDOWN_TURN in _text(browser), 120), \
+            assert _wait(lambda: SPEAKER in _text(browser) and MARKDOWN_TURN in _text(browser), 120), (
                 "memory: the Markdown payloads are not shown as text"
+            )
             browser.save_screenshot(str(SHOTS / "memory-payloads.png"))
             assert _find_and_fix(browser), "memory: the dispute did not reach the unit's card"
             browser.save_screenshot(str(SHOTS / "memory-disputed.png"))
         if page == "audit":  # an item shows once the annotator has a name; its header names the case
             _type_into(browser, "Your name (for the edit history)", "Ana")
-            assert _wait(lambda: "Evidence turns:" in _text(browser) and CASE in _text(browser), 30), \
+            assert _wait(lambda: "Evidence turns:" in _text(browser) and CASE in _text(browser), 30), (
                 "audit: no item shown, or the case id not as text"
+            )
             browser.save_screenshot(str(SHOTS / "audit-item.png"))
         assert browser.execute_script(_FOREIGN) == [], f"{page}: an element points outside 127.0.0.1"
     urls = _requested_urls(browser)
     assert urls, "no request was logged"
     # chrome:// and chrome-untrusted:// are the browser's own UI (its new-tab page; served by the browser itself,
     # never from the network)
-    outside = [u for u in urls if not u.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:",
-                                                   "chrome://", "chrome-untrusted://"))]
+    outside = [
+        u
+        for u in urls
+        if not u.startswith(
+            ("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:", "chrome://", "chrome-untrusted://")
+        )
+    ]
     assert outside == []
     for page in PAGES:
         assert (SHOTS / f"{page}.png").stat().st_size > 10_000

@@ -45,25 +45,56 @@ def server(tmp_path_factory):
     doc.case.id = BUILT
     store.ingest([doc])
     consent.record(store, BUILT, "granted", "test", "browser test")
-    Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
-                                                               verbatim_within_spans=False)).build(BUILT)
+    Builder(
+        store,
+        Pipeline().llm(),
+        Embedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    ).build(BUILT)
     (doc,) = load_file(SAMPLE)  # and one whose consent was withdrawn after its build
     doc.case.id = WITHDRAWN
     store.ingest([doc])
     consent.record(store, WITHDRAWN, "granted", "test", "browser test")
-    Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
-                                                               verbatim_within_spans=False)).build(WITHDRAWN)
+    Builder(
+        store,
+        Pipeline().llm(),
+        Embedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    ).build(WITHDRAWN)
     consent.record(store, WITHDRAWN, "withdrawn", "Dr. Lee", "phoned")
     store.close()
     script = tmp / "script.json"
     script.write_text(json.dumps({**SCRIPT, "_delay": 0.5}))  # a scripted build of several seconds
     port = free_port()
-    env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
-           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}
+    env = {
+        **os.environ,
+        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_LLM_BACKEND": "scripted",
+        "FTAMEM_LLM_MODEL": str(script),
+        "FTAMEM_TURNS_PER_UNIT": "0",
+        "FTAMEM_VERBATIM_FALLBACK": "false",
+        "FTAMEM_GROUND_FACTS": "false",
+    }
     url = f"http://127.0.0.1:{port}"
-    yield from (url for _ in serve(
-        [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
+    yield from (
+        url
+        for _ in serve(
+            [
+                sys.executable,
+                "scripts/app_server.py",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+            ],
+            f"{url}/_stcore/health",
+            60,
+            cwd=ROOT,
+            env=env,
+        )
+    )
 
 
 def _button(driver, label):
@@ -80,16 +111,23 @@ def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(ser
     browser.set_window_size(*SIZES[size])
     browser.get(f"{server}/build?case=daniel-{size}")
     # Waited for, not read at once: under load the page can be caught mid-draw with Stop not yet disabled.
-    start = _wait(lambda: _button(browser, "Start / resume build").is_enabled()
-                  and not _button(browser, "Stop").is_enabled() and _button(browser, "Start / resume build"), 60)
+    start = _wait(
+        lambda: (
+            _button(browser, "Start / resume build").is_enabled()
+            and not _button(browser, "Stop").is_enabled()
+            and _button(browser, "Start / resume build")
+        ),
+        60,
+    )
     assert start is not None, "before Start: Start is not enabled, or Stop is"
     assert "No build started" in _text(browser)
     browser.execute_script("window.__same_page = 1")  # gone if the page were loaded again
     start.click()
     # From the click on, the page shows the build as it goes: running, the window, units forming.
     assert _wait(lambda: "running ·" in _text(browser), 90), "the page did not show the build running"
-    assert _wait(lambda: not _button(browser, "Start / resume build").is_enabled()
-                 and _button(browser, "Stop").is_enabled(), 90), "the buttons did not follow the running build"
+    assert _wait(
+        lambda: not _button(browser, "Start / resume build").is_enabled() and _button(browser, "Stop").is_enabled(), 90
+    ), "the buttons did not follow the running build"
     seen = set()
     deadline = time.time() + 600  # generous: the 2 cores may be shared with a model run
     while time.time() < deadline:
@@ -105,8 +143,9 @@ def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(ser
     assert "done · 33 of 33 turns" in _text(browser), _text(browser)[-800:]
     assert ("window", True) in seen, "no window was shown while the build ran"
     assert any(kind == "units" and n in (1, 2) for kind, n in seen), f"no unit shown before the end: {seen}"
-    assert _wait(lambda: _button(browser, "Start / resume build").is_enabled()
-                 and not _button(browser, "Stop").is_enabled(), 90), "the buttons did not follow the ended build"
+    assert _wait(
+        lambda: _button(browser, "Start / resume build").is_enabled() and not _button(browser, "Stop").is_enabled(), 90
+    ), "the buttons did not follow the ended build"
     assert _units_formed(_text(browser)) == 3
     assert browser.execute_script("return window.__same_page") == 1  # never left the page
     assert "No build started" not in _text(browser)
@@ -115,7 +154,9 @@ def test_item1_a_build_is_watched_from_start_to_end_without_leaving_the_page(ser
 def _in_view(driver, element_id: str) -> bool:
     return driver.execute_script(
         "const el = document.getElementById(arguments[0]); if (!el) return false;"
-        "const r = el.getBoundingClientRect(); return r.top >= -2 && r.top < window.innerHeight - 40;", element_id)
+        "const r = el.getBoundingClientRect(); return r.top >= -2 && r.top < window.innerHeight - 40;",
+        element_id,
+    )
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -133,9 +174,17 @@ def test_item4_a_click_on_a_row_opens_its_unit_and_the_card_comes_into_view(serv
     # The fourth row's second column (no checkbox there): row height ~35 px under a ~35 px header.
     ActionChains(browser).move_to_element_with_offset(grid, 0, 0).perform()
     box = grid.rect
-    ActionChains(browser).move_by_offset(-box["width"] / 2 + 90, -box["height"] / 2 + 35 + 35 * 3 + 17).click().perform()
-    opened = _wait(lambda: (m := re.search(r"\bm(\d+)\b", browser.find_element("id", "unit-card").text))
-                   and m.group(1) != first.group(1) and m.group(1), 30)
+    ActionChains(browser).move_by_offset(
+        -box["width"] / 2 + 90, -box["height"] / 2 + 35 + 35 * 3 + 17
+    ).click().perform()
+    opened = _wait(
+        lambda: (
+            (m := re.search(r"\bm(\d+)\b", browser.find_element("id", "unit-card").text))
+            and m.group(1) != first.group(1)
+            and m.group(1)
+        ),
+        30,
+    )
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / f"memory-row-click-{size}.png"))
     assert opened, "a click on a row's cell opened no other unit"
@@ -147,14 +196,24 @@ def test_item5_a_withdrawn_case_shows_its_banner_on_every_page_and_ask_refuses(s
     browser.set_window_size(*SIZES[size])
     for page in ("memory", "graph", "ask", "audit", "build", "privacy"):
         browser.get(f"{server}/{page}?case={WITHDRAWN}")
-        banner = _wait(lambda: next(e for e in browser.find_elements("css selector", "[data-testid=stAlert]")
-                                    if "Consent withdrawn for daniel-withdrawn" in e.text), 60)
+        banner = _wait(
+            lambda: next(
+                e
+                for e in browser.find_elements("css selector", "[data-testid=stAlert]")
+                if "Consent withdrawn for daniel-withdrawn" in e.text
+            ),
+            60,
+        )
         assert banner is not None, f"{page}: no consent banner"
-        assert browser.execute_script("return arguments[0].getBoundingClientRect().top < window.innerHeight", banner), \
+        assert browser.execute_script("return arguments[0].getBoundingClientRect().top < window.innerHeight", banner), (
             f"{page}: the banner is not on the first screen"
+        )
         if page == "ask":
-            assert not [e for e in browser.find_elements("css selector", "input[type=text]")
-                        if e.get_attribute("aria-label") == "Question"], "ask: a question box for a withdrawn case"
+            assert not [
+                e
+                for e in browser.find_elements("css selector", "input[type=text]")
+                if e.get_attribute("aria-label") == "Question"
+            ], "ask: a question box for a withdrawn case"
         if page == "build":
             grant = _wait(lambda: _button(browser, "Record consent granted"), 120)
             assert grant is not None and not grant.is_enabled()  # no name typed: no one-click re-grant
@@ -163,8 +222,9 @@ def test_item5_a_withdrawn_case_shows_its_banner_on_every_page_and_ask_refuses(s
 
 
 def _box(driver, label):
-    return next(e for e in driver.find_elements("css selector", "input[type=text]")
-                if e.get_attribute("aria-label") == label)
+    return next(
+        e for e in driver.find_elements("css selector", "input[type=text]") if e.get_attribute("aria-label") == label
+    )
 
 
 def _open_sidebar(driver):
@@ -204,8 +264,9 @@ def test_item10_the_typed_name_is_kept_across_a_reload(server, browser, size):
     assert "expiry" not in cookie  # a session cookie: gone when the browser closes
     assert size not in browser.current_url  # never in the URL
     browser.refresh()
-    assert _wait(lambda: _box(browser, "Your name (for the edit history)").get_attribute("value")
-                 == f"Dr. Lee {size}", 60), "the name was lost on reload"
+    assert _wait(
+        lambda: _box(browser, "Your name (for the edit history)").get_attribute("value") == f"Dr. Lee {size}", 60
+    ), "the name was lost on reload"
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -246,8 +307,9 @@ def said_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("said")
     db = tmp / "app.db"
     store = Store(db)
-    settings = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False,
-                             split_facts=False)
+    settings = load_settings(
+        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+    )
     for case_id, pipeline in ((SAID, SaidUnits()), (RAW, RawPipeline())):
         (doc,) = load_file(SAMPLE)
         doc.case.id = case_id
@@ -258,15 +320,40 @@ def said_server(tmp_path_factory):
     units = {"care": care.id, "units": [u.id for u in store.units(SAID)]}
     store.close()
     script = tmp / "script.json"
-    script.write_text(json.dumps({**SCRIPT, "answer": {"answer": "On October 3rd.", "cited_unit_ids": [f"m{care.id}"]}}))
+    script.write_text(
+        json.dumps({**SCRIPT, "answer": {"answer": "On October 3rd.", "cited_unit_ids": [f"m{care.id}"]}})
+    )
     port = free_port()
-    env = {**os.environ, "FTAMEM_DB_PATH": str(db), "FTAMEM_LLM_BACKEND": "scripted", "FTAMEM_LLM_MODEL": str(script),
-           "FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false",
-           "FTAMEM_PACKET_TOKEN_BUDGET": "400"}
+    env = {
+        **os.environ,
+        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_LLM_BACKEND": "scripted",
+        "FTAMEM_LLM_MODEL": str(script),
+        "FTAMEM_TURNS_PER_UNIT": "0",
+        "FTAMEM_VERBATIM_FALLBACK": "false",
+        "FTAMEM_GROUND_FACTS": "false",
+        "FTAMEM_PACKET_TOKEN_BUDGET": "400",
+    }
     url = f"http://127.0.0.1:{port}"
-    yield from ({"url": url, "db": db, **units} for _ in serve(
-        [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.headless", "true"], f"{url}/_stcore/health", 60, cwd=ROOT, env=env))
+    yield from (
+        {"url": url, "db": db, **units}
+        for _ in serve(
+            [
+                sys.executable,
+                "scripts/app_server.py",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--server.headless",
+                "true",
+            ],
+            f"{url}/_stcore/health",
+            60,
+            cwd=ROOT,
+            env=env,
+        )
+    )
 
 
 def _main(driver) -> str:
@@ -290,13 +377,16 @@ def _ask(driver, url, case_id):
     box.send_keys(QUESTION)
     time.sleep(1)
     box.send_keys(Keys.ENTER)
-    return bool(_wait(lambda: "Answered in" in _main(driver), 240)
-                and _wait(lambda: "Sources" in _main(driver) and "Research view" in _main(driver), 60))
+    return bool(
+        _wait(lambda: "Answered in" in _main(driver), 240)
+        and _wait(lambda: "Sources" in _main(driver) and "Research view" in _main(driver), 60)
+    )
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_item2_the_care_home_question_cites_the_care_home_unit_and_says_which_kept_units_were_left_out(
-        said_server, browser, size):
+    said_server, browser, size
+):
     browser.set_window_size(*SIZES[size])
     assert _ask(browser, said_server["url"], SAID), _main(browser)[-800:]
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -323,8 +413,9 @@ def test_item3_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_offers_th
     browser.get(f"{url}/memory?case=no-such-case")
     said = _wait(lambda: next(a for a in _alerts(browser) if "no-such-case" in a), 60)
     assert said and "which is not here" in said, _alerts(browser)
-    assert _wait(lambda: browser.find_elements("css selector", "[data-testid=stMain] [data-testid=stDataFrame]"), 20), \
+    assert _wait(lambda: browser.find_elements("css selector", "[data-testid=stMain] [data-testid=stDataFrame]"), 20), (
         "no list of the cases offered"
+    )
     assert not browser.find_elements("id", "unit-card")  # no case's unit opened in its place
     assert "case=no-such-case" in browser.current_url  # the link is left as it was asked
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -393,9 +484,13 @@ def _open_editor(driver, url, case_id, unit_id):
     driver.get(f"{url}/memory?case={case_id}&unit={unit_id}")
     assert _wait(lambda: f"m{unit_id}" in driver.find_element("id", "unit-card").text, 60)
     _type_name(driver, "Dr. Lee")
+
     def toggle():
-        found = next(e for e in driver.find_elements("css selector", "[data-testid=stCheckbox] label")
-                     if e.text.strip() == "Edit")
+        found = next(
+            e
+            for e in driver.find_elements("css selector", "[data-testid=stCheckbox] label")
+            if e.text.strip() == "Edit"
+        )
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", found)
         found.click()
         return True
@@ -458,8 +553,11 @@ def test_item7_who_the_time_as_said_and_relations_are_edited_with_history(said_s
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / f"edit-who-time-relations-{size}.png"))
     fields = {h["field"]: h for h in _history(said_server["db"], unit_id)}
-    for field, new in (("fact.participants", f"his father ({size})"), ("time.event_time_expression", "last July"),
-                       ("affect.relation_cues", "son of the man with dementia")):
+    for field, new in (
+        ("fact.participants", f"his father ({size})"),
+        ("time.event_time_expression", "last July"),
+        ("affect.relation_cues", "son of the man with dementia"),
+    ):
         assert field in fields and new in fields[field]["new"], (field, fields.get(field))
         assert fields[field]["who"] == "Dr. Lee" and fields[field]["reason"] == "heard again in session 2"
 
@@ -476,8 +574,9 @@ def test_item8_saving_twice_with_different_reasons_stores_each_reason(said_serve
         saved = lambda: [h["reason"] for h in _history(said_server["db"], unit_id) if h["field"] == "fact.summary"]  # noqa: E731
         assert _wait(lambda: len(saved()) == n + 1, 60), saved()
         # The form comes back without the reason just used: the next change gives its own.
-        assert _wait(lambda: _box(browser, "Reason for the change").get_attribute("value") == "", 30), \
-            _box(browser, "Reason for the change").get_attribute("value")
+        assert _wait(lambda: _box(browser, "Reason for the change").get_attribute("value") == "", 30), _box(
+            browser, "Reason for the change"
+        ).get_attribute("value")
     assert saved() == [f"first reason {size}", f"second reason {size}"]
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / f"two-reasons-{size}.png"))
@@ -485,15 +584,22 @@ def test_item8_saving_twice_with_different_reasons_stores_each_reason(said_serve
 
 def _network_labels(driver) -> list[str]:
     """The Graph network's node and edge labels and tooltips, read inside its frame."""
-    frame = _wait(lambda: next(f for f in driver.find_elements("css selector", "iframe")
-                               if "vis.Network" in (f.get_attribute("srcdoc") or "")), 60)
+    frame = _wait(
+        lambda: next(
+            f
+            for f in driver.find_elements("css selector", "iframe")
+            if "vis.Network" in (f.get_attribute("srcdoc") or "")
+        ),
+        60,
+    )
     assert frame is not None, "no graph frame"
     driver.switch_to.frame(frame)
     try:
         _wait(lambda: driver.execute_script("return document.body.dataset.rendered") == "yes", 60)
         return driver.execute_script(
             "return nodes.concat(edges).flatMap(i => [String(i.label || ''),"
-            " i.title ? (i.title.textContent || String(i.title)) : ''])")
+            " i.title ? (i.title.textContent || String(i.title)) : ''])"
+        )
     finally:
         driver.switch_to.default_content()
 

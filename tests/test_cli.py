@@ -64,14 +64,23 @@ def test_errors_are_one_line_and_nonzero(tmp_path, capsys):
 
 def test_console_script_and_module_entry(tmp_path):
     db = str(tmp_path / "m.db")
-    done = subprocess.run([sys.executable, "-m", "ftamem_core", "--db", db, "ingest", str(LOCOMO), "--case", "conv-26"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ftamem_core", "--db", db, "ingest", str(LOCOMO), "--case", "conv-26"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "ftamem_core", "--db", db, "--json", "cases"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ftamem_core", "--db", db, "--json", "cases"], capture_output=True, text=True, cwd=ROOT
+    )
     assert json.loads(done.stdout)[0] | {"id": "conv-26", "sessions": 19, "turns": 419} == json.loads(done.stdout)[0]
-    done = subprocess.run([sys.executable, "-m", "ftamem_core", "--db", db, "sessions", "conv-99"],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ftamem_core", "--db", db, "sessions", "conv-99"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 1 and done.stderr.startswith("ftamem: error:")
 
 
@@ -99,8 +108,17 @@ def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, 
     saved.write_bytes(b"")
     assert llm.cold(["rewrite", "answer"]) == ["answer"]
     # a server keeps its own prefixes: nothing to do, and no call made
-    code, out, _ = run(capsys, "--db", str(tmp_path / "m.db"), "--llm", "openai", "--base-url", "http://127.0.0.1:9/v1",
-                       "--json", "warm")
+    code, out, _ = run(
+        capsys,
+        "--db",
+        str(tmp_path / "m.db"),
+        "--llm",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--json",
+        "warm",
+    )
     assert code == 0 and json.loads(out)["prompts"] == {}
 
 
@@ -149,5 +167,6 @@ def test_a_missing_optional_dependency_names_its_extra(tmp_path, capsys, monkeyp
     rows = tmp_path / "p.jsonl"
     rows.write_text(json.dumps({"question": "q", "answer": "a", "prediction": "a", "category": 1}) + "\n")
     code, _, err = run(capsys, "score", "locomo", str(rows))
-    assert code == 1 and err == ("ftamem: error: score needs nltk, an optional dependency: "
-                                 "pip install 'ftamem-studio[eval]'\n")
+    assert code == 1 and err == (
+        "ftamem: error: score needs nltk, an optional dependency: pip install 'ftamem-studio[eval]'\n"
+    )

@@ -39,8 +39,16 @@ def test_a_build_thread_and_edits_deletes_and_searches_do_not_deadlock(tmp_path)
         units = store.units("c1")
         for unit in units[-2:]:
             try:
-                edit_unit(store, embedder, "c1", unit.id, {"fact.text": f"{unit.fact.text} (checked)"}, unit.version,
-                          "Dr. Lee", "review")
+                edit_unit(
+                    store,
+                    embedder,
+                    "c1",
+                    unit.id,
+                    {"fact.text": f"{unit.fact.text} (checked)"},
+                    unit.version,
+                    "Dr. Lee",
+                    "review",
+                )
                 edits += 1
             except (VersionConflict, NotFound):
                 pass  # the build changed or removed it meanwhile: refused, not lost
@@ -50,8 +58,9 @@ def test_a_build_thread_and_edits_deletes_and_searches_do_not_deadlock(tmp_path)
                 deletes += 1
             except NotFound:
                 pass
-        score_candidates(store, "c1", query, Cues(), k=5, tau=0.0, lam=0.8, pool=20, ablations=Ablations(),
-                         score_all_below=1000)
+        score_candidates(
+            store, "c1", query, Cues(), k=5, tau=0.0, lam=0.8, pool=20, ablations=Ablations(), score_all_below=1000
+        )
         searches += 1
         builder.join(timeout=0.05)
         assert searches < 20_000, "the build did not finish"

@@ -77,6 +77,7 @@ def test_model_dir_is_the_checkouts_cache_here_and_the_users_cache_when_installe
 def _fields(model, prefix=""):
     """Every settings field, nested models' fields by their dotted name."""
     from pydantic import BaseModel
+
     for name, info in model.model_fields.items():
         yield prefix + name, info
         kind = info.annotation
@@ -87,41 +88,81 @@ def _fields(model, prefix=""):
 def test_every_setting_says_what_it_does_and_whether_it_shapes_a_build():
     from ftamem_core.config import Settings
     from ftamem_core.setting import declared
+
     undeclared = [name for name, info in _fields(Settings) if not declared(info)]
     assert undeclared == []
 
 
 def test_the_build_key_is_read_off_the_settings_flags():
     from ftamem_core.config import Settings
+
     recorded = Settings().build_settings()
     # construction_max_tokens and the embedding model change a build: recorded
     assert {"construction_max_tokens", "embedding_model", "window_size", "ground_facts"} <= set(recorded)
-    assert recorded["llm"] == {"backend": "embedded", "model": "qwen2.5-1.5b", "base_url": None, "seed": 0,
-                               "disable_thinking": True}
+    assert recorded["llm"] == {
+        "backend": "embedded",
+        "model": "qwen2.5-1.5b",
+        "base_url": None,
+        "seed": 0,
+        "disable_thinking": True,
+    }
     # answer-side, retrieval-side and place settings are not part of a build
-    for name in ("answer_max_citations", "answer_max_tokens", "tau", "turn_channel", "db_path", "model_dir",
-                 "ablations", "index", "auth", "backends", "eval_workers"):
+    for name in (
+        "answer_max_citations",
+        "answer_max_tokens",
+        "tau",
+        "turn_channel",
+        "db_path",
+        "model_dir",
+        "ablations",
+        "index",
+        "auth",
+        "backends",
+        "eval_workers",
+    ):
         assert name not in recorded, name
 
 
 def test_the_eval_cache_key_moves_with_build_settings_only(tmp_path):
     from ftamem_core.config import Settings
     from ftamem_core.evaluation.run import EvalConfig, _tag
+
     cfg = EvalConfig(dataset="locomo", data=str(tmp_path / "x.json"), methods=["fta"], out=str(tmp_path))
     base = Settings()
     key = _tag(cfg, base, "bws")
     assert _tag(cfg, base.with_overrides(answer_max_citations=9, tau=0.5, packet_token_budget=0), "bws") == key
-    for change in ({"construction_max_tokens": 1000}, {"embedding_model": "other"}, {"fact_support": 0.6},
-                   {"llm": {"model": "qwen2.5-0.5b"}}):
+    for change in (
+        {"construction_max_tokens": 1000},
+        {"embedding_model": "other"},
+        {"fact_support": 0.6},
+        {"llm": {"model": "qwen2.5-0.5b"}},
+    ):
         assert _tag(cfg, base.with_overrides(**change), "bws") != key, change
 
 
 # docs/method.md, "Beyond the paper": the settings whose default departs from the paper's method.
 BEYOND_THE_PAPER = {
-    "min_fragment_turns", "min_unit_words", "turns_per_unit", "split_facts", "speaker_check", "ground_facts",
-    "long_span_turns", "told_share", "ground_anchors", "ground_notes", "merge_duplicates", "verbatim_fallback",
-    "verbatim_within_spans", "verbatim_reply_words", "link_per_fragment", "lifecycle_by_relation",
-    "source_similarity", "source_reply_context", "packet_token_budget", "turn_channel", "score_all_below",
+    "min_fragment_turns",
+    "min_unit_words",
+    "turns_per_unit",
+    "split_facts",
+    "speaker_check",
+    "ground_facts",
+    "long_span_turns",
+    "told_share",
+    "ground_anchors",
+    "ground_notes",
+    "merge_duplicates",
+    "verbatim_fallback",
+    "verbatim_within_spans",
+    "verbatim_reply_words",
+    "link_per_fragment",
+    "lifecycle_by_relation",
+    "source_similarity",
+    "source_reply_context",
+    "packet_token_budget",
+    "turn_channel",
+    "score_all_below",
 }
 
 
@@ -129,19 +170,28 @@ def test_the_paper_profile_differs_from_the_defaults_exactly_in_the_settings_bey
     defaults, paper = load_settings(environ={}), load_settings(environ={}, profile="paper")
     changed = {name for name in type(defaults).model_fields if getattr(defaults, name) != getattr(paper, name)}
     assert changed == BEYOND_THE_PAPER | {"profile"} and (defaults.profile, paper.profile) == ("small-model", "paper")
-    assert (paper.window_size, paper.tau, paper.lam, paper.link_expansion, paper.segmentation) == (20, 0.35, 0.8, 1,
-                                                                                                   "bws")
+    assert (paper.window_size, paper.tau, paper.lam, paper.link_expansion, paper.segmentation) == (
+        20,
+        0.35,
+        0.8,
+        1,
+        "bws",
+    )
     assert not any(getattr(paper, name) for name in BEYOND_THE_PAPER - {"score_all_below", "min_fragment_turns"})
     assert paper.min_fragment_turns == 1 and paper.score_all_below >= 10**9  # fragments as detected, every unit scored
     # each is explained where the method is written down
     from pathlib import Path
-    beyond = Path(__file__).resolve().parents[1].joinpath("docs", "method.md").read_text().split("## Beyond the paper")[1]
+
+    beyond = (
+        Path(__file__).resolve().parents[1].joinpath("docs", "method.md").read_text().split("## Beyond the paper")[1]
+    )
     assert [name for name in sorted(BEYOND_THE_PAPER) if f"`{name}`" not in beyond] == []
 
 
 def test_every_profile_validates_and_small_model_is_the_defaults():
     from ftamem_core.config import Settings
     from ftamem_core.profiles import PROFILES, profile_values
+
     for name in PROFILES:
         Settings.model_validate(profile_values(name, Settings))
     assert load_settings(environ={}, profile="small-model") == load_settings(environ={})
@@ -155,6 +205,7 @@ def test_a_profile_from_the_file_the_environment_or_the_command_line_and_the_fil
     assert load_settings(toml, environ={}, profile="small-model").speaker_check is True
     assert load_settings(environ={"FTAMEM_PROFILE": "paper"}).link_per_fragment is False
     from ftamem_core.profiles import UnknownProfile
+
     with pytest.raises(UnknownProfile):
         load_settings(environ={}, profile="big-model")
 
@@ -177,6 +228,7 @@ def test_the_profile_follows_the_backend_unless_one_is_named(tmp_path):
 def test_cli_profile_option(tmp_path, capsys):
     from ftamem_core.cli import settings_from
     from ftamem_core.cli.parser import build_parser
+
     args = build_parser().parse_args(["--db", str(tmp_path / "m.db"), "--profile", "paper", "cases"])
     assert settings_from(args).ground_facts is False
     with pytest.raises(SystemExit):
@@ -185,6 +237,7 @@ def test_cli_profile_option(tmp_path, capsys):
 
 def test_configuration_doc_is_generated_from_the_settings_model():
     from ftamem_core.config_docs import DOC, render
+
     text = render()
     assert "| `construction_max_tokens` | 2048 | yes |" in text and "| `answer_max_citations` | 5 |  |" in text
     assert "| `speaker_check` | true | yes | false |" in text  # the paper profile's value beside the default
@@ -193,6 +246,7 @@ def test_configuration_doc_is_generated_from_the_settings_model():
 
 def test_the_readme_lists_what_the_profiles_change():
     from ftamem_core.config_docs import README, profile_table, readme_with_table
+
     table = profile_table()
     assert "| `verbatim_fallback` | true | false |" in table and "| `turn_channel` | 10 | 0 |" in table
     assert "`tau`" not in table and "`profile`" not in table  # only what differs

@@ -28,8 +28,10 @@ def test_every_change_is_logged_with_who_when_and_note(store):
     consent.record(store, "c1", "granted", "Dr. Lee", "signed form")
     consent.record(store, "c1", "withdrawn", "Dr. Lee", "asked by phone")
     log = consent.log(store, "c1")
-    assert [(r["state"], r["who"], r["note"]) for r in log] == [("granted", "Dr. Lee", "signed form"),
-                                                                 ("withdrawn", "Dr. Lee", "asked by phone")]
+    assert [(r["state"], r["who"], r["note"]) for r in log] == [
+        ("granted", "Dr. Lee", "signed form"),
+        ("withdrawn", "Dr. Lee", "asked by phone"),
+    ]
     assert all(r["at"] for r in log) and consent.state(store, "c1")["state"] == "withdrawn"
     with pytest.raises(StoreError, match="who"):
         consent.record(store, "c1", "granted", "  ")
@@ -72,8 +74,22 @@ def test_cli_ingest_with_consent_and_the_consent_command(tmp_path, capsys):
     db = str(tmp_path / "m.db")
     code, _, err = run(capsys, "--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted")
     assert code == 1 and "--by NAME" in err and not Store(db).list_cases()  # refused before writing
-    assert run(capsys, "--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted", "--by", "Ana",
-               "--note", "public research dataset")[0] == 0
+    assert (
+        run(
+            capsys,
+            "--db",
+            db,
+            "ingest",
+            str(ESMEMEVAL),
+            "--consent",
+            "granted",
+            "--by",
+            "Ana",
+            "--note",
+            "public research dataset",
+        )[0]
+        == 0
+    )
     code, out, _ = run(capsys, "--db", db, "--json", "consent", "sample-maya", "show")
     shown = json.loads(out)
     assert (shown["state"], shown["who"], shown["note"]) == ("granted", "Ana", "public research dataset")

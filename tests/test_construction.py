@@ -16,16 +16,34 @@ from ftamem_core.storage.store import Store
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
 # The detector's spans; scripted facts ("Fact about turns 0-3") carry no words of their turns.
-SETTINGS = load_settings(environ={}, min_fragment_turns=1, ground_facts=False, ground_notes=False,
-                         turns_per_unit=3, verbatim_within_spans=False)
+SETTINGS = load_settings(
+    environ={},
+    min_fragment_turns=1,
+    ground_facts=False,
+    ground_notes=False,
+    turns_per_unit=3,
+    verbatim_within_spans=False,
+)
 
 
 def doc(sessions=2, turns=8):
-    return CaseDocument(case=Case(id="c1"), sessions=[
-        SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-{2 + 7 * i:02d}"),
-                        turns=[Turn(role="user" if j % 2 == 0 else "assistant", speaker="Maya" if j % 2 == 0 else "Counselor",
-                                    text=f"Maya talks about night shifts and sleep, part {i}-{j}.") for j in range(turns)])
-        for i in range(sessions)])
+    return CaseDocument(
+        case=Case(id="c1"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id=f"s{i}", time=f"2025-03-{2 + 7 * i:02d}"),
+                turns=[
+                    Turn(
+                        role="user" if j % 2 == 0 else "assistant",
+                        speaker="Maya" if j % 2 == 0 else "Counselor",
+                        text=f"Maya talks about night shifts and sleep, part {i}-{j}.",
+                    )
+                    for j in range(turns)
+                ],
+            )
+            for i in range(sessions)
+        ],
+    )
 
 
 def two_stores(tmp_path):
@@ -49,8 +67,14 @@ def build(store, pipeline=None, llm=None, **kwargs):
         consent.record(store, "c1", "granted", "test", "scripted case")
     pipeline = pipeline or Pipeline()
     events = []
-    builder = Builder(store, llm or pipeline.llm(), HashEmbedder(), kwargs.pop("settings", SETTINGS),
-                      progress=events.append, stop=kwargs.pop("stop", None))
+    builder = Builder(
+        store,
+        llm or pipeline.llm(),
+        HashEmbedder(),
+        kwargs.pop("settings", SETTINGS),
+        progress=events.append,
+        stop=kwargs.pop("stop", None),
+    )
     return builder.build("c1", **kwargs), events, pipeline
 
 
@@ -70,8 +94,10 @@ def process_died(store):
 
 def state(store):
     """What a build leaves, independent of row ids."""
-    units = sorted((u.evidence.start, u.evidence.end, u.fact.text, u.construction_status, u.lifecycle_status)
-                   for u in store.units("c1", None))
+    units = sorted(
+        (u.evidence.start, u.evidence.end, u.fact.text, u.construction_status, u.lifecycle_status)
+        for u in store.units("c1", None)
+    )
     by_id = {u.id: (u.evidence.start, u.fact.text) for u in store.units("c1", None)}
     links = sorted((by_id[l.source], by_id[l.target], l.relation) for l in store.links("c1"))
     segments = [(s.start, s.end, s.trigger) for s in store.segments("c1")]
@@ -119,8 +145,12 @@ def test_carry_over_and_fusion(case):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
         carried = section(messages, "Open units:").split("Fragment turns:")[0]
         if idx[0] == 0:
-            return {"memory_units": [unit("Maya started night shifts.", 0, 2, status="partial"),
-                                     unit("Maya's coworker is Omar.", 3, 3)]}
+            return {
+                "memory_units": [
+                    unit("Maya started night shifts.", 0, 2, status="partial"),
+                    unit("Maya's coworker is Omar.", 3, 3),
+                ]
+            }
         if idx[0] == 4:
             assert "Maya started night shifts." in carried  # the partial is construction context
             return {"memory_units": [unit("The shifts run 7pm to 7am.", 4, 6, completes="p1")]}
@@ -199,9 +229,19 @@ class Killed(BaseException):
     """Stands for the process dying mid-call."""
 
 
-@pytest.mark.parametrize("stage, nth", [("segmentation", 0), ("segmentation", 1), ("extraction", 0),
-                                        ("extraction", 4), ("linking", 0), ("linking", 3), ("longitudinal", 0),
-                                        ("longitudinal", 1)])
+@pytest.mark.parametrize(
+    "stage, nth",
+    [
+        ("segmentation", 0),
+        ("segmentation", 1),
+        ("extraction", 0),
+        ("extraction", 4),
+        ("linking", 0),
+        ("linking", 3),
+        ("longitudinal", 0),
+        ("longitudinal", 1),
+    ],
+)
 def test_resume_after_a_kill_at_each_stage(store, stage, nth):
     store.ingest([doc()])
     build(store)
@@ -266,8 +306,14 @@ def test_malformed_output_fails_clearly_and_keeps_finished_sessions(case):
 def test_stop_keeps_finished_sessions(case):
     stop = threading.Event()
     pipeline = Pipeline()
-    builder = Builder(case, pipeline.llm(), HashEmbedder(), SETTINGS,
-                      progress=lambda e: stop.set() if isinstance(e, ev.SessionDone) else None, stop=stop)
+    builder = Builder(
+        case,
+        pipeline.llm(),
+        HashEmbedder(),
+        SETTINGS,
+        progress=lambda e: stop.set() if isinstance(e, ev.SessionDone) else None,
+        stop=stop,
+    )
     report = builder.build("c1")
     assert report.status == "stopped" and report.sessions_built == 1
     assert len(case.done_sessions("c1")) == 1
@@ -296,6 +342,7 @@ def test_no_linking_call_without_a_similar_neighbour(case):
 
         def encode(self, texts):
             import numpy as np
+
             out = np.zeros((len(texts), self.dim), dtype=np.float32)
             for i in range(len(texts)):
                 out[i, self.n] = 1.0
@@ -307,8 +354,10 @@ def test_no_linking_call_without_a_similar_neighbour(case):
     assert "linking" not in pipeline.calls and case.links("c1") == []
 
 
-@pytest.mark.parametrize("segmentation, window, seg_calls, ext_calls", [
-    ("session", None, 0, 2), ("pair", None, 0, 8), ("fixed", 4, 4, 8), ("bws", 4, 6, 6)])
+@pytest.mark.parametrize(
+    "segmentation, window, seg_calls, ext_calls",
+    [("session", None, 0, 2), ("pair", None, 0, 8), ("fixed", 4, 4, 8), ("bws", 4, 6, 6)],
+)
 def test_granularity_variants_call_counts(case, segmentation, window, seg_calls, ext_calls):
     report, _, pipeline = build(case, segmentation=segmentation, window=window)
     assert pipeline.calls.count("segmentation") == seg_calls
@@ -333,7 +382,9 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     assert said <= covered
     # fragments [0-3] [4-7] per session: the first unit covers turn 0 (or 4), the pass turn 2 (or 6)
     assert pipeline.calls.count("coverage") == 4 and report.units == 8
-    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith("Turns to write a unit for: <data>[2]</data>")
+    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith(
+        "Turns to write a unit for: <data>[2]</data>"
+    )
     assert [e.turns for e in events if isinstance(e, ev.CoveragePass)][0] == [2]
     assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
     assert case.builds("c1")[-1].settings["coverage_pass"] is True
@@ -372,13 +423,16 @@ def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their
     off = Store(":memory:")
     off.ingest([doc()])
     without, _, _ = build(off)
-    assert report.units == without.units + len(own) and not any(not u.fact.text.startswith("Fact about")
-                                                                 for u in off.units("c1"))
+    assert report.units == without.units + len(own) and not any(
+        not u.fact.text.startswith("Fact about") for u in off.units("c1")
+    )
 
 
 def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
     short = doc()
-    short.sessions[0].turns[2] = short.sessions[0].turns[2].model_copy(update={"text": "I am so glad to be part of it."})
+    short.sessions[0].turns[2] = (
+        short.sessions[0].turns[2].model_copy(update={"text": "I am so glad to be part of it."})
+    )
     store.ingest([short])
     on = SETTINGS.with_overrides(verbatim_within_spans=True)
     build(store, settings=on)
@@ -409,7 +463,8 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     origins = {u.fact.text: u.origin for u in store.units("c1", construction_status=None)}
     assert origins["Maya talks about night shifts at work."] == "split" and origins[told] == "model"
     assert [e.into for e in events if isinstance(e, ev.FactSplit)] == [
-        ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]]
+        ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]
+    ]
     off = Store(":memory:")
     off.ingest([doc(sessions=1)])
     pipeline = Pipeline(seg_size=4)
@@ -456,8 +511,12 @@ def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
 def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case):
     def two_units(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        return {"memory_units": [unit(f"Maya talks about night shifts and sleep {idx[0]}.", idx[0], idx[0] + 1),
-                                 unit(f"Maya talks about sleep and night shifts again {idx[0]}.", idx[0] + 2, idx[-1])]}
+        return {
+            "memory_units": [
+                unit(f"Maya talks about night shifts and sleep {idx[0]}.", idx[0], idx[0] + 1),
+                unit(f"Maya talks about sleep and night shifts again {idx[0]}.", idx[0] + 2, idx[-1]),
+            ]
+        }
 
     per_fragment = Pipeline(seg_size=4)
     per_fragment.extraction = two_units
@@ -466,21 +525,33 @@ def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case)
     case.clear_case_memory("c1")
     per_unit = Pipeline(seg_size=4)
     per_unit.extraction = two_units
-    build(case, per_unit, settings=SETTINGS.with_overrides(merge_duplicates=False, link_per_fragment=False),
-          from_scratch=True)
+    build(
+        case,
+        per_unit,
+        settings=SETTINGS.with_overrides(merge_duplicates=False, link_per_fragment=False),
+        from_scratch=True,
+    )
     # 8 units in 4 fragments: the first unit has no earlier unit, so 3 calls per fragment-batch vs 7
     assert per_fragment.calls.count("linking") == 4 and per_unit.calls.count("linking") == 7
     assert links_a == 7 == len(case.links("c1"))  # each new unit still updates its nearest older unit
 
 
 def peers_doc():
-    lines = [("Caroline", "I'm researching adoption agencies for my family this month."),
-             ("Melanie", "Wow, that is a big step, I'm proud of you."),
-             ("Caroline", "Thanks, I went to a support group meeting yesterday too."),
-             ("Melanie", "How was the support group meeting?")]
-    return CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2023-05-08"),
-        turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])
+    lines = [
+        ("Caroline", "I'm researching adoption agencies for my family this month."),
+        ("Melanie", "Wow, that is a big step, I'm proud of you."),
+        ("Caroline", "Thanks, I went to a support group meeting yesterday too."),
+        ("Melanie", "How was the support group meeting?"),
+    ]
+    return CaseDocument(
+        case=Case(id="c1"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s0", time="2023-05-08"),
+                turns=[Turn(role="user", speaker=s, text=t) for s, t in lines],
+            )
+        ],
+    )
 
 
 def peers_units(store, units, **settings):
@@ -495,8 +566,9 @@ def peers_units(store, units, **settings):
 
 @pytest.mark.parametrize("check", [True, False])
 def test_speaker_check_acts_with_its_setting(store, check):
-    (u,) = peers_units(store, [unit("Melanie is researching adoption agencies for her family.", 0, 1)],
-                       speaker_check=check)
+    (u,) = peers_units(
+        store, [unit("Melanie is researching adoption agencies for her family.", 0, 1)], speaker_check=check
+    )
     assert u.fact.text.startswith("Caroline" if check else "Melanie")
 
 
@@ -504,12 +576,23 @@ def test_speaker_check_acts_with_its_setting(store, check):
 def test_the_speaker_check_judges_a_merged_unit_again_over_its_wider_span(store, check):
     # The longer fact passes alone (turn 1 is Melanie's and shares none of its words); merged with
     # its near-twin over turns 0-1 it also spans Caroline's "I'm researching adoption agencies".
-    units = peers_units(store, [unit("Melanie is researching adoption agencies for her family this month.", 1, 1),
-                                unit("Melanie is researching adoption agencies for her family this month", 0, 1)],
-                        ground_facts=False, told_share=0, duplicate_cosine=0.5, speaker_check=check)
+    units = peers_units(
+        store,
+        [
+            unit("Melanie is researching adoption agencies for her family this month.", 1, 1),
+            unit("Melanie is researching adoption agencies for her family this month", 0, 1),
+        ],
+        ground_facts=False,
+        told_share=0,
+        duplicate_cosine=0.5,
+        speaker_check=check,
+    )
     (u,) = units
     assert (u.evidence.start, u.evidence.end) == (0, 1)
-    assert u.fact.text == ("Caroline" if check else "Melanie") + " is researching adoption agencies for her family this month."
+    assert (
+        u.fact.text
+        == ("Caroline" if check else "Melanie") + " is researching adoption agencies for her family this month."
+    )
 
 
 def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was_carried_from(store):
@@ -522,65 +605,141 @@ def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was
     def extraction(messages):
         if turn_indices([{"content": section(messages, "Fragment turns:")}])[0] == 0:
             return {"memory_units": [unit("They talked about a big step.", 0, 1, status="partial")]}
-        return {"memory_units": [unit("Melanie is researching adoption agencies for her family this month.", 2, 3,
-                                      completes="p1")]}
+        return {
+            "memory_units": [
+                unit("Melanie is researching adoption agencies for her family this month.", 2, 3, completes="p1")
+            ]
+        }
 
     pipeline.extraction = extraction
-    report, _, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
-        verbatim_fallback=False, ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0))
+    report, _, _ = build(
+        store,
+        pipeline,
+        settings=SETTINGS.with_overrides(
+            verbatim_fallback=False, ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0
+        ),
+    )
     (u,) = store.units("c1")
     assert report.fusions == 1 and (u.evidence.start, u.evidence.end) == (0, 3)
-    assert u.fact.text == "They talked about a big step. Caroline is researching adoption agencies for her family this month."
+    assert (
+        u.fact.text
+        == "They talked about a big step. Caroline is researching adoption agencies for her family this month."
+    )
 
 
 def _two_speaker_case(store, lines):
-    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2023-05-08"), turns=[Turn(role="user", speaker=s, text=t) for s, t in lines])])])
+    store.ingest(
+        [
+            CaseDocument(
+                case=Case(id="c1"),
+                sessions=[
+                    SessionDocument(
+                        session=Session(source_id="s0", time="2023-05-08"),
+                        turns=[Turn(role="user", speaker=s, text=t) for s, t in lines],
+                    )
+                ],
+            )
+        ]
+    )
 
 
 @pytest.mark.parametrize("fallback", [True, False])
 def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_words(store, fallback):
     # Either way round this fact carries the other speaker's words, so each pass of the check
     # exchanges the names again (conv-42, turn pairs: "...; Nate shared a photo of a piece of cake").
-    _two_speaker_case(store, [
-        ("Ilse", "Who can say no to chocolate and berries? [shares a photo of a piece of cake with berries on a plate]"),
-        ("Oskar", "Well I also made a dairy-free chocolate cake with berries on it the other day, maybe you would like that!")])
-    written = ("Ilse is allergic to chocolate and berries. Ilse asked what else brings her joy; "
-               "Oskar shared a photo of a piece of cake with berries on a plate.")
+    _two_speaker_case(
+        store,
+        [
+            (
+                "Ilse",
+                "Who can say no to chocolate and berries? [shares a photo of a piece of cake with berries on a plate]",
+            ),
+            (
+                "Oskar",
+                "Well I also made a dairy-free chocolate cake with berries on it the other day, maybe you would like that!",
+            ),
+        ],
+    )
+    written = (
+        "Ilse is allergic to chocolate and berries. Ilse asked what else brings her joy; "
+        "Oskar shared a photo of a piece of cake with berries on a plate."
+    )
     pipeline = Pipeline(seg_size=2)
     pipeline.extraction = lambda m: {"memory_units": [unit(written, 0, 1)]}
-    _, events, _ = build(store, pipeline, settings=SETTINGS.with_overrides(  # the fact whole, not split
-        verbatim_fallback=fallback, ground_facts=False, told_share=0, turns_per_unit=0, min_fragment_turns=1,
-        split_facts=False))
+    _, events, _ = build(
+        store,
+        pipeline,
+        settings=SETTINGS.with_overrides(  # the fact whole, not split
+            verbatim_fallback=fallback,
+            ground_facts=False,
+            told_share=0,
+            turns_per_unit=0,
+            min_fragment_turns=1,
+            split_facts=False,
+        ),
+    )
     units = store.units("c1")
     assert not any("allergic" in u.fact.text for u in units)
     assert [e.fact for e in events if isinstance(e, ev.SpeakerUnresolved)] == [written]
-    assert [u.fact.text for u in units] == (["[shares a photo of a piece of cake with berries on a plate]",
-                                             "Well Oskar also made a dairy-free chocolate cake with berries on it the "
-                                             "other day, maybe you would like that!"] if fallback else [])
+    assert [u.fact.text for u in units] == (
+        [
+            "[shares a photo of a piece of cake with berries on a plate]",
+            "Well Oskar also made a dairy-free chocolate cake with berries on it the "
+            "other day, maybe you would like that!",
+        ]
+        if fallback
+        else []
+    )
 
 
 def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_own_words(store):
     # The partial (turns 0-1) and its completion (turns 2-3) each pass the check alone; fused over
     # 0-3 the fact holds Andrew's "I'm considering getting a dog too" and cycles between its swaps.
-    _two_speaker_case(store, [
-        ("Audrey", "Pepper took a bit to get used to her, but now they're always together!"),
-        ("Andrew", "That's great to hear! I'm considering getting a dog too, but it can be challenging finding a "
-                   "dog-friendly place in the city."),
-        ("Audrey", "Anyway, the weather was lovely at the lake on Sunday."),
-        ("Andrew", "Sounds lovely, enjoy the lake!")])
+    _two_speaker_case(
+        store,
+        [
+            ("Audrey", "Pepper took a bit to get used to her, but now they're always together!"),
+            (
+                "Andrew",
+                "That's great to hear! I'm considering getting a dog too, but it can be challenging finding a "
+                "dog-friendly place in the city.",
+            ),
+            ("Audrey", "Anyway, the weather was lovely at the lake on Sunday."),
+            ("Andrew", "Sounds lovely, enjoy the lake!"),
+        ],
+    )
     pipeline = Pipeline(seg_size=2)
 
     def extraction(messages):
         if turn_indices([{"content": section(messages, "Fragment turns:")}])[0] == 0:
-            return {"memory_units": [unit("Audrey says Pepper took a bit to get used to her, but now they are always "
-                                          "together.", 0, 1, status="partial")]}
-        return {"memory_units": [unit("Audrey wants to get a dog; Andrew is considering getting a dog too, but it can "
-                                      "be challenging finding a dog-friendly place in the city.", 2, 3, completes="p1")]}
+            return {
+                "memory_units": [
+                    unit(
+                        "Audrey says Pepper took a bit to get used to her, but now they are always together.",
+                        0,
+                        1,
+                        status="partial",
+                    )
+                ]
+            }
+        return {
+            "memory_units": [
+                unit(
+                    "Audrey wants to get a dog; Andrew is considering getting a dog too, but it can "
+                    "be challenging finding a dog-friendly place in the city.",
+                    2,
+                    3,
+                    completes="p1",
+                )
+            ]
+        }
 
     pipeline.extraction = extraction
-    report, _, _ = build(store, pipeline, settings=SETTINGS.with_overrides(
-        ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0))
+    report, _, _ = build(
+        store,
+        pipeline,
+        settings=SETTINGS.with_overrides(ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0),
+    )
     units = store.units("c1")
     assert report.fusions == 1 and not any("wants to get a dog" in u.fact.text for u in units)
     by_turn = sorted(u.evidence.end for u in units)
@@ -591,9 +750,14 @@ def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_o
 
 @pytest.mark.parametrize("check", [True, False])
 def test_duplicate_merging_acts_with_its_setting(store, check):
-    units = peers_units(store, [unit("Caroline went to a support group meeting yesterday.", 2, 3),
-                                unit("Caroline went to a support group meeting yesterday!", 2, 2)],
-                        merge_duplicates=check)
+    units = peers_units(
+        store,
+        [
+            unit("Caroline went to a support group meeting yesterday.", 2, 3),
+            unit("Caroline went to a support group meeting yesterday!", 2, 2),
+        ],
+        merge_duplicates=check,
+    )
     assert len(units) == (1 if check else 2)
 
 
@@ -609,30 +773,52 @@ def test_anchor_grounding_acts_with_its_setting(store, check):
 def test_note_grounding_acts_with_its_setting(store, check):
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [unit("Caroline is researching adoption agencies for her family.", 0, 1)]}
-    pipeline.longitudinal = lambda m: {"semantic": [{
-        "replaces": "none", "kind": "situation", "source_unit_ids": ["m1"],
-        "text": "Caroline is researching adoption agencies. Melanie is researching adoption agencies."}], "support": []}
+    pipeline.extraction = lambda m: {
+        "memory_units": [unit("Caroline is researching adoption agencies for her family.", 0, 1)]
+    }
+    pipeline.longitudinal = lambda m: {
+        "semantic": [
+            {
+                "replaces": "none",
+                "kind": "situation",
+                "source_unit_ids": ["m1"],
+                "text": "Caroline is researching adoption agencies. Melanie is researching adoption agencies.",
+            }
+        ],
+        "support": [],
+    }
     build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, ground_notes=check))
     assert [e.text for e in store.semantic("c1")] == (
-        ["Caroline is researching adoption agencies."] if check
-        else ["Caroline is researching adoption agencies. Melanie is researching adoption agencies."])
+        ["Caroline is researching adoption agencies."]
+        if check
+        else ["Caroline is researching adoption agencies. Melanie is researching adoption agencies."]
+    )
 
 
 @pytest.mark.parametrize("check", [True, False])
 def test_fact_grounding_acts_with_its_setting(store, check):
-    units = peers_units(store, [unit("Caroline is researching adoption agencies for her family.", 0, 1),
-                                unit("Melanie would love to support counseling for those with similar issues.", 2, 3)],
-                        ground_facts=check)  # the second is nowhere said
+    units = peers_units(
+        store,
+        [
+            unit("Caroline is researching adoption agencies for her family.", 0, 1),
+            unit("Melanie would love to support counseling for those with similar issues.", 2, 3),
+        ],
+        ground_facts=check,
+    )  # the second is nowhere said
     texts = [u.fact.text for u in units]
     assert texts[0].startswith("Caroline is researching") and len(texts) == (1 if check else 2)
 
 
 @pytest.mark.parametrize("share", [0.5, 0.0])
 def test_told_share_drops_a_fact_made_of_what_peers_say_to_each_other_with_its_setting(store, share):
-    units = peers_units(store, [unit("Caroline is researching adoption agencies for her family.", 0, 1),
-                                unit("Melanie is proud of Caroline's big step.", 0, 1)],  # "I'm proud of you"
-                        told_share=share)
+    units = peers_units(
+        store,
+        [
+            unit("Caroline is researching adoption agencies for her family.", 0, 1),
+            unit("Melanie is proud of Caroline's big step.", 0, 1),
+        ],  # "I'm proud of you"
+        told_share=share,
+    )
     assert [u.fact.text for u in units][1:] == ([] if share else ["Melanie is proud of Caroline's big step."])
 
 
@@ -650,8 +836,11 @@ def test_told_share_leaves_a_counselors_words_to_the_person(store):
 def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store):
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [
-        unit("Caroline is researching adoption agencies for her family this month.", 0, 1, status="partial")]}
+    pipeline.extraction = lambda m: {
+        "memory_units": [
+            unit("Caroline is researching adoption agencies for her family this month.", 0, 1, status="partial")
+        ]
+    }
     build(store, pipeline)
     spans = [(u.evidence.start, u.construction_status) for u in store.units("c1", None)]
     assert (0, "partial") in spans and (0, "final") not in spans  # turn 0 is in the open partial unit
@@ -706,10 +895,19 @@ def test_stop_takes_effect_while_a_model_call_is_in_flight(case):
 
 def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     huge = "I keep thinking about the night shift. " * 20_000  # ~780k characters: no context holds it
-    doc = CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2025-03-02"),
-        turns=[Turn(role="user", speaker="Maya", text="Hello."), Turn(role="user", speaker="Maya", text=huge),
-               Turn(role="assistant", speaker="Counselor", text="Tell me more.")])])
+    doc = CaseDocument(
+        case=Case(id="c1"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s0", time="2025-03-02"),
+                turns=[
+                    Turn(role="user", speaker="Maya", text="Hello."),
+                    Turn(role="user", speaker="Maya", text=huge),
+                    Turn(role="assistant", speaker="Counselor", text="Tell me more."),
+                ],
+            )
+        ],
+    )
     store.ingest([doc])
     pipeline = Pipeline()
     llm = pipeline.llm()
@@ -721,12 +919,21 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     assert store.turns("c1")[1].text == huge  # the stored turn is whole
 
 
-@pytest.mark.parametrize("long_turns, long_support, kept", [(3, 0.75, [(0, 1)]), (3, 0.5, [(0, 1), (0, 3)]),
-                                                           (4, 0.75, [(0, 1), (0, 3)]), (0, 0.75, [(0, 1), (0, 3)])])
+@pytest.mark.parametrize(
+    "long_turns, long_support, kept",
+    [(3, 0.75, [(0, 1)]), (3, 0.5, [(0, 1), (0, 3)]), (4, 0.75, [(0, 1), (0, 3)]), (0, 0.75, [(0, 1), (0, 3)])],
+)
 def test_a_fact_over_a_long_span_needs_long_span_support(store, long_turns, long_support, kept):
     from ftamem_core.construction.repairs.grounding import support
+
     fact = "Caroline researched adoption agencies with Melanie at a café downtown."
     assert 0.5 <= support(fact, [t.text for t in peers_doc().sessions[0].turns], ["Caroline", "Melanie"]) < 0.75
-    units = peers_units(store, [unit(fact, 0, 1), unit(fact.replace("researched", "is researching"), 0, 3)],
-                        long_span_turns=long_turns, long_span_support=long_support, ground_facts=True, merge_duplicates=False)
+    units = peers_units(
+        store,
+        [unit(fact, 0, 1), unit(fact.replace("researched", "is researching"), 0, 3)],
+        long_span_turns=long_turns,
+        long_span_support=long_support,
+        ground_facts=True,
+        merge_duplicates=False,
+    )
     assert [(u.evidence.start, u.evidence.end) for u in units] == kept

@@ -103,8 +103,11 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
         packet = trace["packet"]
         units = {u["id"]: u for u in packet["primary"]} | {n["unit"]["id"]: n["unit"] for n in packet["neighbours"]}
         assert set(trace["cited_unit_ids"]) <= set(packet["shown_unit_ids"])
-        pointed = {i for uid in packet["shown_unit_ids"]
-                   for i in range(units[uid]["evidence"]["start"], units[uid]["evidence"]["end"] + 1)}
+        pointed = {
+            i
+            for uid in packet["shown_unit_ids"]
+            for i in range(units[uid]["evidence"]["start"], units[uid]["evidence"]["end"] + 1)
+        }
         pointed |= set(packet["shown_turn_ids"])
         gold_text = [text[i] for i in gold]
         fta.append(content_recall(packet["text"], gold_text))
@@ -113,16 +116,20 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
         shares.append(len(pointed) / len(text))
     n = len(fta)
     with capsys.disabled():
-        print(f"\nsample content recall over {n} questions at {TIGHT_BUDGET} tokens: packet {sum(fta) / n:.2f}, "
-              f"turn-RAG at the same tokens {sum(base) / n:.2f}; packet points to {sum(shares) / n:.2f} of the turns")
+        print(
+            f"\nsample content recall over {n} questions at {TIGHT_BUDGET} tokens: packet {sum(fta) / n:.2f}, "
+            f"turn-RAG at the same tokens {sum(base) / n:.2f}; packet points to {sum(shares) / n:.2f} of the turns"
+        )
     assert n >= 5
     assert sum(shares) / n <= 0.5
     if sum(fta) / n < sum(base) / n - 1 / n:
         # The target of issue 39, not yet met: measured 0.81 against 1.00 here (session 22). Said,
         # not hidden: the run reports it as an expected failure with the figures until units keep
         # what was said.
-        pytest.xfail(f"issue 39: the packet shows less of the gold turns' words than turn-RAG at the same "
-                     f"tokens ({sum(fta) / n:.2f} against {sum(base) / n:.2f})")
+        pytest.xfail(
+            f"issue 39: the packet shows less of the gold turns' words than turn-RAG at the same "
+            f"tokens ({sum(fta) / n:.2f} against {sum(base) / n:.2f})"
+        )
 
 
 def test_turn_anchors_give_the_persons_turns_feelings_with_the_real_model(tmp_path, monkeypatch):

@@ -61,8 +61,10 @@ def test_item1_the_build_page_follows_a_build_from_start_to_end(app):
     assert seen[-1][0].startswith("done"), seen[-1]
     # On the way: the window being segmented and units as they formed, before the end.
     assert any(t.startswith("running") and any(h.startswith("Window turns") for h in heads) for t, heads in seen)
-    assert any(t.startswith("running") and any(h.startswith("Units formed (") and h != "Units formed (0)"
-                                                for h in heads) for t, heads in seen)
+    assert any(
+        t.startswith("running") and any(h.startswith("Units formed (") and h != "Units formed (0)" for h in heads)
+        for t, heads in seen
+    )
     assert buttons(at)["Stop"].disabled and not buttons(at)["Start / resume build"].disabled
     assert any(h.value == "Units formed (3)" for h in at.subheader)
     assert "33 of 33 turns" in seen[-1][0]
@@ -79,8 +81,9 @@ class SaidUnits(Pipeline):
 
 def said_case(store) -> None:
     ingest_file(store, SAMPLE, consent_by="test")
-    settings = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False,
-                             split_facts=False)
+    settings = load_settings(
+        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+    )
     Builder(store, SaidUnits().llm(), HashEmbedder(), settings).build("sample-daniel")
 
 
@@ -88,8 +91,13 @@ def citing_model(stage, messages):
     """Cites the unit whose line in the packet says "care home", as a model reading it would; with no
     such unit, the first unit shown."""
     if stage == "rewrite":
-        return {"query": "Daniel father care home", "people": ["Daniel"], "time_expressions": [],
-                "content_types": ["event"], "affect_terms": []}
+        return {
+            "query": "Daniel father care home",
+            "people": ["Daniel"],
+            "time_expressions": [],
+            "content_types": ["event"],
+            "affect_terms": [],
+        }
     lines = re.findall(r"^\[m(\d+)\] (.*)$", messages[-1]["content"], re.M)
     care = [i for i, line in lines if "care home" in line] or [lines[0][0]]
     return {"answer": "On October 3rd.", "cited_unit_ids": [f"m{care[0]}"]}
@@ -98,8 +106,14 @@ def citing_model(stage, messages):
 def test_item2_the_care_home_question_cites_the_care_home_unit(store):
     said_case(store)
     (care,) = [u.id for u in store.units("sample-daniel") if "care home" in u.fact.text]
-    trace = ask(store, "sample-daniel", "When did Daniel's father move into a care home?",
-                ScriptedLLM([citing_model] * 4), HashEmbedder(), load_settings(environ={}))
+    trace = ask(
+        store,
+        "sample-daniel",
+        "When did Daniel's father move into a care home?",
+        ScriptedLLM([citing_model] * 4),
+        HashEmbedder(),
+        load_settings(environ={}),
+    )
     assert care in trace.kept_ids  # kept, and its turn is the channel's best
     assert trace.cited_unit_ids == [care]
     assert set(trace.cited_unit_ids) <= set(trace.shown_unit_ids)  # every citation is in the packet shown
@@ -119,15 +133,18 @@ def test_item4_a_click_on_any_cell_opens_its_unit_and_brings_the_card_into_view(
     assert not at.exception, at.exception
     assert at.subheader[0].value == f"m{units[2].id}"
     assert at.query_params["unit"] in (str(units[2].id), [str(units[2].id)])
-    assert any("getElementById(\"unit-card\")" in s and "scrollIntoView" in s for s in scrolls(at))
+    assert any('getElementById("unit-card")' in s and "scrollIntoView" in s for s in scrolls(at))
     at.run()  # a rerun for anything else leaves the view where the person put it
     assert at.subheader[0].value == f"m{units[2].id}" and not scrolls(at)
 
 
 def scrolls(at) -> list[str]:
     """The scripts of the page's scroll components (ui.scroll_into_view)."""
-    return [e.proto.srcdoc for e in at.main if type(e).__name__ == "UnknownElement" and e.type == "iframe"
-            and "scrollIntoView" in e.proto.srcdoc]
+    return [
+        e.proto.srcdoc
+        for e in at.main
+        if type(e).__name__ == "UnknownElement" and e.type == "iframe" and "scrollIntoView" in e.proto.srcdoc
+    ]
 
 
 def test_item5_recording_consent_on_the_build_page_needs_a_typed_name(app):
@@ -157,8 +174,14 @@ def test_item5_after_a_withdrawal_no_one_click_regrant_and_a_banner_on_every_pag
     fresh = open_page("pages/build.py")  # another session, no name typed
     next(t for t in fresh.text_input if t.key == "build_consent_note").set_value("again").run()
     assert next(b for b in fresh.button if b.label == "Record consent granted").disabled
-    for page in ("pages/memory.py", "pages/graph.py", "pages/ask.py", "pages/audit.py", "pages/build.py",
-                 "pages/privacy.py"):
+    for page in (
+        "pages/memory.py",
+        "pages/graph.py",
+        "pages/ask.py",
+        "pages/audit.py",
+        "pages/build.py",
+        "pages/privacy.py",
+    ):
         at = open_page(page)
         assert not at.exception, (page, at.exception)
         assert any(e.value.startswith("Consent withdrawn for sample\\-daniel") for e in at.error), page
@@ -166,8 +189,14 @@ def test_item5_after_a_withdrawal_no_one_click_regrant_and_a_banner_on_every_pag
     assert not [b for b in at.button if b.label == "Ask"]  # nothing to ask with
     assert not [t for t in at.text_input if t.key == "ask_question"]
     with pytest.raises(ConsentWithdrawn):
-        ask(store, "sample-daniel", "When did Daniel's father move?", ScriptedLLM([citing_model] * 2), HashEmbedder(),
-            load_settings(environ={}))
+        ask(
+            store,
+            "sample-daniel",
+            "When did Daniel's father move?",
+            ScriptedLLM([citing_model] * 2),
+            HashEmbedder(),
+            load_settings(environ={}),
+        )
 
 
 def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggests_ask(app):
@@ -175,8 +204,9 @@ def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggest
 
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")
-    settings = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False,
-                             split_facts=False)
+    settings = load_settings(
+        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+    )
     Builder(store, SaidUnits().llm(), Embedder(), settings).build("sample-daniel")  # the app's encoder
     dad = {u.id for u in store.units("sample-daniel") if re.search(r"\bdad\b", u.fact.text, re.I)}
     assert len(dad) >= 4 and not any("father" in u.fact.text.lower() for u in store.units("sample-daniel"))
@@ -285,7 +315,9 @@ def test_item2_and_4_the_ask_page_says_why_a_kept_unit_was_left_out_and_open_in_
     trace.cited_unit_ids = [kept[0]]
     at.run()
     said = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Kept for this question")]
-    assert said == [f"Kept for this question but not shown to the model: m{kept[-1]} (the packet's token budget was full)"]
+    assert said == [
+        f"Kept for this question but not shown to the model: m{kept[-1]} (the packet's token budget was full)"
+    ]
     next(b for b in at.button if b.label == "Open in Memory").click().run()
     assert not at.exception, at.exception
     assert at.subheader[0].value == f"m{kept[0]}" and scrolls(at)  # the card, scrolled into view
@@ -297,23 +329,59 @@ class RawPipeline(Pipeline):
 
     def extraction(self, messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        return {"memory_units": [unit("Daniel spoke about his week and his father", idx[0], idx[-1],
-                                      content_type="support_interaction", event_time="2025-10-03",
-                                      orientation="unknown")]}
+        return {
+            "memory_units": [
+                unit(
+                    "Daniel spoke about his week and his father",
+                    idx[0],
+                    idx[-1],
+                    content_type="support_interaction",
+                    event_time="2025-10-03",
+                    orientation="unknown",
+                )
+            ]
+        }
 
     def linking(self, messages):
         pairs = re.findall(r"^(m\d+): (m\d+)", section(messages, "Pairs to judge"), re.M)
-        return {"memory_updates": [{"new_id": new, "memory_id": old, "relation": "followup_of",
-                                    "lifecycle_status": "unknown", "completeness": "unknown",
-                                    "relation_confidence": "high"} for new, old in pairs]}
+        return {
+            "memory_updates": [
+                {
+                    "new_id": new,
+                    "memory_id": old,
+                    "relation": "followup_of",
+                    "lifecycle_status": "unknown",
+                    "completeness": "unknown",
+                    "relation_confidence": "high",
+                }
+                for new, old in pairs
+            ]
+        }
 
 
-ENUMS = sorted({v for kind in (models.ContentType, models.TimeOrientation, models.Completion, models.LifecycleStatus,
-                               models.Completeness, models.Relation, models.Confidence, models.BoundaryTrigger)
-                for v in get_args(kind) if "_" in v or v == "unknown"})
+ENUMS = sorted(
+    {
+        v
+        for kind in (
+            models.ContentType,
+            models.TimeOrientation,
+            models.Completion,
+            models.LifecycleStatus,
+            models.Completeness,
+            models.Relation,
+            models.Confidence,
+            models.BoundaryTrigger,
+        )
+        for v in get_args(kind)
+        if "_" in v or v == "unknown"
+    }
+)
 RAW = [(re.compile(rf"\b{v}\b"), v) for v in ENUMS] + [
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}(T\d|\b)"), "an ISO date"), (re.compile(r"\bNone\b"), "None"),
-    (re.compile(r"\bnan\b"), "nan"), (re.compile(r"\bsession 0\b|^\[0\]|\bturns? 0\b"), "a count from 0")]
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}(T\d|\b)"), "an ISO date"),
+    (re.compile(r"\bNone\b"), "None"),
+    (re.compile(r"\bnan\b"), "nan"),
+    (re.compile(r"\bsession 0\b|^\[0\]|\bturns? 0\b"), "a count from 0"),
+]
 
 
 def raw_values(strings) -> list[tuple[str, str]]:
@@ -327,8 +395,19 @@ def shown_strings(elements) -> list[str]:
     out = []
     for e in elements:
         kind = type(e).__name__
-        if kind in ("Text", "Markdown", "Caption", "Subheader", "Title", "Header", "Info", "Warning", "Error",
-                    "Success", "Expander"):
+        if kind in (
+            "Text",
+            "Markdown",
+            "Caption",
+            "Subheader",
+            "Title",
+            "Header",
+            "Info",
+            "Warning",
+            "Error",
+            "Success",
+            "Expander",
+        ):
             out.append(str(getattr(e, "value", None) or getattr(e, "label", "")).replace("\\", ""))
         elif kind == "Dataframe":
             frame = e.value.data if hasattr(e.value, "data") else e.value
@@ -340,8 +419,11 @@ def shown_strings(elements) -> list[str]:
 
 def graph_labels(at) -> list[str]:
     """The Graph page network's node and edge labels and tooltips."""
-    (frame,) = [e for e in at.main if type(e).__name__ == "UnknownElement" and e.type == "iframe"
-                and "const nodes" in e.proto.srcdoc]
+    (frame,) = [
+        e
+        for e in at.main
+        if type(e).__name__ == "UnknownElement" and e.type == "iframe" and "const nodes" in e.proto.srcdoc
+    ]
     found = []
     for name in ("nodes", "edges"):
         data = json.loads(re.search(rf"const {name} = (\[.*?\]);\n", frame.proto.srcdoc).group(1))
@@ -354,16 +436,28 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
 
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")
-    Builder(store, RawPipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0,
-                                                                       verbatim_within_spans=False)).build("sample-daniel")
+    Builder(
+        store,
+        RawPipeline().llm(),
+        HashEmbedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    ).build("sample-daniel")
     units = store.units("sample-daniel")
     assert {u.fact.content_type for u in units} == {"support_interaction"} and store.links("sample-daniel")
     assert all(u.time.time_orientation == "unknown" and u.affect.intention_or_plan == "unknown" for u in units)
     audit.new_round(store, ["sample-daniel"], 3, 2, 1, "tester")
-    assert raw_values(["m2 followup_of m1 (high)", "said 2025-09-12T19:00", "None", "session 0",
-                       "[0] Daniel: hi"]) != []  # the check itself finds what it looks for
-    for page in ("pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py",
-                 "pages/privacy.py", "pages/audit.py"):
+    assert (
+        raw_values(["m2 followup_of m1 (high)", "said 2025-09-12T19:00", "None", "session 0", "[0] Daniel: hi"]) != []
+    )  # the check itself finds what it looks for
+    for page in (
+        "pages/cases.py",
+        "pages/build.py",
+        "pages/memory.py",
+        "pages/graph.py",
+        "pages/ask.py",
+        "pages/privacy.py",
+        "pages/audit.py",
+    ):
         at = open_page(page)
         at.sidebar.text_input(key="who").input("Dr. Lee").run()
         if page == "pages/ask.py":
@@ -404,15 +498,43 @@ def test_item10_one_display_helper_per_conversion():
     assert link(12, "followup_of", 7, "high") == "m12 follow-up of m7 (high confidence)"
     assert link(12, "same_episode_as", 7, "unknown") == "m12 same episode as m7"
     assert span(0, 5) == "1–6" and span(3, 3) == "4" and turns([2, 6]) == "3, 7" and turns([]) == "—"
-    assert word("followup_of") == "follow-up of" and words("model · current_state · session 1") == \
-        "model · current state · session 1"
+    assert (
+        word("followup_of") == "follow-up of"
+        and words("model · current_state · session 1") == "model · current state · session 1"
+    )
     assert field("fact.participants") == "who" and field("affect.relation_cues") == "relations"
-    assert rows([{"at": "2025-09-12T19:00:00+00:00", "state": "granted", "note": "", "id": 3}],
-                {"at": "when", "state": "state", "note": "note"}, enums=("state",)) == \
-        [{"when": "12 September 2025, 19:00 UTC", "state": "granted", "note": "—"}]
-    assert cells([{"not_applicable": None, "passed": 2, "ok": True}]) == [{"not applicable": "—", "passed": 2, "ok": "yes"}]
-    (row,) = history_rows([{"id": 9, "case_id": "c", "object": "unit", "object_id": 4, "action": "model_edit",
-                            "field": "time.event_time_expression", "old": None, "new": "last July", "who": "Dr. Lee",
-                            "reason": "heard again", "at": "2025-10-03T10:00:00+00:00"}])
-    assert row == {"who": "Dr. Lee", "when": "3 October 2025, 10:00 UTC", "what": "model edit", "why": "heard again",
-                   "of": "m4", "field": "time as said", "was": "—", "became": "last July"}
+    assert rows(
+        [{"at": "2025-09-12T19:00:00+00:00", "state": "granted", "note": "", "id": 3}],
+        {"at": "when", "state": "state", "note": "note"},
+        enums=("state",),
+    ) == [{"when": "12 September 2025, 19:00 UTC", "state": "granted", "note": "—"}]
+    assert cells([{"not_applicable": None, "passed": 2, "ok": True}]) == [
+        {"not applicable": "—", "passed": 2, "ok": "yes"}
+    ]
+    (row,) = history_rows(
+        [
+            {
+                "id": 9,
+                "case_id": "c",
+                "object": "unit",
+                "object_id": 4,
+                "action": "model_edit",
+                "field": "time.event_time_expression",
+                "old": None,
+                "new": "last July",
+                "who": "Dr. Lee",
+                "reason": "heard again",
+                "at": "2025-10-03T10:00:00+00:00",
+            }
+        ]
+    )
+    assert row == {
+        "who": "Dr. Lee",
+        "when": "3 October 2025, 10:00 UTC",
+        "what": "model edit",
+        "why": "heard again",
+        "of": "m4",
+        "field": "time as said",
+        "was": "—",
+        "became": "last July",
+    }

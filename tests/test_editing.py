@@ -9,8 +9,9 @@ from conftest import make_doc, make_unit, random_vectors
 
 def two_units(store):
     store.ingest([make_doc("c1")])
-    return store.add_units("c1", [make_unit("c1", "Maya works nights."), make_unit("c1", "Maya sleeps badly.")],
-                           random_vectors(2))
+    return store.add_units(
+        "c1", [make_unit("c1", "Maya works nights."), make_unit("c1", "Maya sleeps badly.")], random_vectors(2)
+    )
 
 
 def test_links_are_added_retyped_and_deleted_with_history(store):
@@ -22,7 +23,10 @@ def test_links_are_added_retyped_and_deleted_with_history(store):
     assert store.links("c1") == []
     rows = history(store, "c1", "link", link_id)
     assert [(r["action"], r["old"], r["new"]) for r in rows] == [
-        ("add", None, f"m{newer} supports m{older}"), ("edit", "supports", "followup_of"), ("delete", None, None)]
+        ("add", None, f"m{newer} supports m{older}"),
+        ("edit", "supports", "followup_of"),
+        ("delete", None, None),
+    ]
 
 
 def test_retyping_a_missing_link_or_to_an_unknown_relation_fails_and_records_nothing(store):

@@ -5,9 +5,13 @@ from ftamem_core.llm.embeddings import Embedder
 
 def test_packaged_minilm_encodes_offline():
     e = Embedder()
-    v = e.encode(["Maya works night shifts at the hospital.",
-                  "Maya is a nurse on the night shift.",
-                  "The stock market fell sharply today."])
+    v = e.encode(
+        [
+            "Maya works night shifts at the hospital.",
+            "Maya is a nurse on the night shift.",
+            "The stock market fell sharply today.",
+        ]
+    )
     assert v.shape == (3, 384) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2

@@ -55,15 +55,19 @@ def test_esmemeval_f1_uses_unique_words_without_stemming():
 
 
 def test_bertscore_runs_offline_with_the_packaged_minilm():
-    same, other = m.bertscore_f1(["She moved to night shifts in March.", "I like turtles."],
-                                 ["She moved to night shifts in March.", "She moved to night shifts in March."])
+    same, other = m.bertscore_f1(
+        ["She moved to night shifts in March.", "I like turtles."],
+        ["She moved to night shifts in March.", "She moved to night shifts in March."],
+    )
     assert same == pytest.approx(1.0, abs=1e-4) and other < same
 
 
 def test_summary_is_per_category_with_names_and_the_1_to_4_overall():
-    items = [{"question": "q", "answer": "pottery, camping", "prediction": "camping", "category": 1},
-             {"question": "q", "answer": None, "prediction": "not mentioned", "category": 5},
-             {"question": "q", "answer": "May 2023", "prediction": "May 2023", "category": 2}]
+    items = [
+        {"question": "q", "answer": "pottery, camping", "prediction": "camping", "category": 1},
+        {"question": "q", "answer": None, "prediction": "not mentioned", "category": 5},
+        {"question": "q", "answer": "May 2023", "prediction": "May 2023", "category": 2},
+    ]
     summary = m.summarise("locomo", m.score_items("locomo", items))
     assert summary["category"]["1"]["f1_official"] == 0.5 and summary["category"]["5"]["f1_official"] == 1.0
     assert summary["overall"]["f1_official"] == pytest.approx((0.5 + 1 + 1) / 3, abs=1e-4)
@@ -74,8 +78,10 @@ def test_summary_is_per_category_with_names_and_the_1_to_4_overall():
 
 def test_score_command_scores_a_file_per_item_and_per_category(tmp_path, capsys):
     path = tmp_path / "p.jsonl"
-    rows = [{"question": "When?", "answer": "May 2023", "prediction": "in May 2023", "category": 2},
-            {"question": "Who?", "answer": "Mel", "prediction": "Caroline", "category": 4}]
+    rows = [
+        {"question": "When?", "answer": "May 2023", "prediction": "in May 2023", "category": 2},
+        {"question": "Who?", "answer": "Mel", "prediction": "Caroline", "category": 4},
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert main(["score", "locomo", str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -89,8 +95,17 @@ def test_score_command_scores_a_file_per_item_and_per_category(tmp_path, capsys)
     assert main(["score", "locomo", str(bad)]) == 1
     assert "line 1" in capsys.readouterr().err  # the first line lacks "prediction"
     es = tmp_path / "es.jsonl"
-    es.write_text(json.dumps({"question": "q", "answer": "night shifts", "prediction": "night shifts",
-                              "capability": "information extraction"}) + "\n")
+    es.write_text(
+        json.dumps(
+            {
+                "question": "q",
+                "answer": "night shifts",
+                "prediction": "night shifts",
+                "capability": "information extraction",
+            }
+        )
+        + "\n"
+    )
     assert main(["score", "esmemeval", str(es), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["IE"]["f1"] == 1.0 and out["IE"]["bertscore_f1"] == pytest.approx(1.0, abs=1e-4)

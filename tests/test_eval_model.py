@@ -19,8 +19,21 @@ def test_two_methods_on_the_es_memeval_sample_with_the_real_model(tmp_path, monk
     monkeypatch.setenv("FTAMEM_LLM_MODEL", "qwen2.5-0.5b")
     monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "runs"))
     out = tmp_path / "run"
-    args = ["--db", str(tmp_path / "m.db"), "eval", "--dataset", "esmemeval", "--data", str(SAMPLE),
-            "--method", "turn-rag", "question-only", "--out", str(out), "--quiet"]
+    args = [
+        "--db",
+        str(tmp_path / "m.db"),
+        "eval",
+        "--dataset",
+        "esmemeval",
+        "--data",
+        str(SAMPLE),
+        "--method",
+        "turn-rag",
+        "question-only",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0
     capsys.readouterr()
     rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
@@ -31,8 +44,14 @@ def test_two_methods_on_the_es_memeval_sample_with_the_real_model(tmp_path, monk
     assert bare["evidence_recall"] == 0.0 < rag["evidence_recall"]
     assert rag["packet_tokens"] > 100 > bare["packet_tokens"]
     assert "turn-rag - question-only (F1)" in summary["bootstrap"]
-    print(json.dumps({m: {"f1": s["overall"]["f1"], "bertscore": s["overall"]["bertscore_f1"],
-                          "recall": s["evidence_recall"]} for m, s in summary["methods"].items()}))
+    print(
+        json.dumps(
+            {
+                m: {"f1": s["overall"]["f1"], "bertscore": s["overall"]["bertscore_f1"], "recall": s["evidence_recall"]}
+                for m, s in summary["methods"].items()
+            }
+        )
+    )
     # a rerun answers nothing again
     assert main(args) == 0
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 16
@@ -49,8 +68,10 @@ def test_the_harness_reply_models_make_grammars_the_embedded_model_accepts():
     from ftamem_core.llm.modelfiles import ensure_model
 
     llm = EmbeddedLLM(LLMConfig(model="qwen2.5-0.5b", n_ctx=2048), ensure_model("qwen2.5-0.5b", MODEL_DIR))
-    messages = [{"role": "system", "content": "Reply with JSON only."},
-                {"role": "user", "content": "Maya said: I moved to night shifts in March and I sleep badly."}]
+    messages = [
+        {"role": "system", "content": "Reply with JSON only."},
+        {"role": "user", "content": "Maya said: I moved to night shifts in March and I sleep badly."},
+    ]
     for model in (SummaryReply, DensityReply, LocomoVerdict, EsVerdict):
         reply, call = llm.structured("check", messages, model, temperature=0.0, max_tokens=120)
         assert isinstance(reply, model) and call.ok

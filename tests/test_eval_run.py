@@ -17,8 +17,9 @@ from scripted import HashEmbedder, Pipeline
 
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 ESMEMEVAL = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"
-SETTINGS = load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False,
-                         verbatim_within_spans=False)
+SETTINGS = load_settings(
+    environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False, verbatim_within_spans=False
+)
 
 
 class EvalPipeline(Pipeline):
@@ -47,8 +48,11 @@ class EvalPipeline(Pipeline):
         return {"summary": " ".join(re.findall(r"[A-Za-z]{4,}", turns)[:40])}
 
     def judge(self, messages):
-        return {"reason": "scripted", "label": "CORRECT"} if "Not mentioned" not in messages[-1]["content"] \
+        return (
+            {"reason": "scripted", "label": "CORRECT"}
+            if "Not mentioned" not in messages[-1]["content"]
             else {"reason": "scripted", "label": "WRONG"}
+        )
 
 
 def factory(pipeline, calls: list):
@@ -60,19 +64,38 @@ def factory(pipeline, calls: list):
             calls.append(r.stage)
             if inner:
                 inner(r)
+
         llm.recorder = record
         return llm
+
     return make
 
 
-METHODS = ["fta", "fta-no_links", "fta@3", "question-only", "full-context", "turn-rag", "session-summary", "null",
-           "verbatim"]
+METHODS = [
+    "fta",
+    "fta-no_links",
+    "fta@3",
+    "question-only",
+    "full-context",
+    "turn-rag",
+    "session-summary",
+    "null",
+    "verbatim",
+]
 
 
 def test_the_catalogue_has_every_ask_preset_the_variants_and_the_baselines():
     names = set(catalogue())
-    assert {"fta", "fta-session", "fta-pair", "fta-fixed", "question-only", "full-context", "turn-rag",
-            "session-summary"} <= names
+    assert {
+        "fta",
+        "fta-session",
+        "fta-pair",
+        "fta-fixed",
+        "question-only",
+        "full-context",
+        "turn-rag",
+        "session-summary",
+    } <= names
     from ftamem_core.config import PRESETS
 
     assert {f"fta-{p}" for p in PRESETS if p != "full"} <= names
@@ -94,8 +117,7 @@ def test_session_subsets_keep_only_questions_whose_evidence_lies_inside(tmp_path
 def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs(tmp_path):
     out = tmp_path / "run"
     pipeline, calls = EvalPipeline(), []
-    cfg = EvalConfig("locomo", str(LOCOMO), METHODS, str(out), cases=["conv-26"], sessions=1, questions=4,
-                     judge=True)
+    cfg = EvalConfig("locomo", str(LOCOMO), METHODS, str(out), cases=["conv-26"], sessions=1, questions=4, judge=True)
     summary = run(cfg, SETTINGS, factory(pipeline, calls), HashEmbedder(), progress=False)
     rows = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
     assert len(rows) == len(METHODS) * 4
@@ -132,8 +154,15 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
 
 def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
     out = tmp_path / "run"
-    cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["fta", "session-summary"], out=str(out),
-               cases=["conv-26"], sessions=1, questions=2)
+    cfg = dict(
+        dataset="locomo",
+        data=str(LOCOMO),
+        methods=["fta", "session-summary"],
+        out=str(out),
+        cases=["conv-26"],
+        sessions=1,
+        questions=2,
+    )
     first_calls, again_calls = [], []
     run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(), first_calls), HashEmbedder(), progress=False)
     assert {"segmentation", "extraction", "summary", "answer"} <= set(first_calls)
@@ -143,15 +172,27 @@ def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
     bws = Store(next((out / "cache").glob("*-bws-*.db")))
     assert len(bws._rows("SELECT id FROM builds")) == 1  # the complete build is reused, no empty build recorded
     other = tmp_path / "other"
-    run(EvalConfig(**{**cfg, "out": str(other), "methods": ["fta-no_time_fields"]}) , SETTINGS,
-        factory(EvalPipeline(), third := []), HashEmbedder(), progress=False)
+    run(
+        EvalConfig(**{**cfg, "out": str(other), "methods": ["fta-no_time_fields"]}),
+        SETTINGS,
+        factory(EvalPipeline(), third := []),
+        HashEmbedder(),
+        progress=False,
+    )
     assert "segmentation" in third  # another run folder has its own cache unless --cache is shared
 
 
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     out = tmp_path / "run"
-    cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["turn-rag", "question-only"], out=str(out),
-               cases=["conv-26"], sessions=1, questions=4)
+    cfg = dict(
+        dataset="locomo",
+        data=str(LOCOMO),
+        methods=["turn-rag", "question-only"],
+        out=str(out),
+        cases=["conv-26"],
+        sessions=1,
+        questions=4,
+    )
     with pytest.raises(KeyboardInterrupt):
         run(EvalConfig(**cfg), SETTINGS, factory(EvalPipeline(fail_after=3), []), HashEmbedder(), progress=False)
     lines = (out / "predictions.jsonl").read_text().splitlines()
@@ -167,8 +208,13 @@ def test_a_killed_run_resumes_where_it_stopped(tmp_path):
 
 def test_esmemeval_runs_report_capabilities_and_bertscore(tmp_path):
     out = tmp_path / "run"
-    summary = run(EvalConfig("esmemeval", str(ESMEMEVAL), ["turn-rag", "question-only"], str(out)), SETTINGS,
-                  factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    summary = run(
+        EvalConfig("esmemeval", str(ESMEMEVAL), ["turn-rag", "question-only"], str(out)),
+        SETTINGS,
+        factory(EvalPipeline(), []),
+        HashEmbedder(),
+        progress=False,
+    )
     s = summary["methods"]["turn-rag"]
     assert set(s["capability"]) <= {"IE", "TR", "CD", "Abs", "UM"} and s["overall"]["bertscore_f1"] is not None
     assert s["questions"] == 8 and s["evidence_recall"] is not None
@@ -182,8 +228,24 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
     monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
-    base = ["--db", str(tmp_path / "m.db"), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
-            "--sessions", "1", "--questions", "2", "--out", str(tmp_path / "run"), "--quiet"]
+    base = [
+        "--db",
+        str(tmp_path / "m.db"),
+        "eval",
+        "--dataset",
+        "locomo",
+        "--data",
+        str(LOCOMO),
+        "--cases",
+        "conv-26",
+        "--sessions",
+        "1",
+        "--questions",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert main(base + ["--method", "magic"]) == 1
     assert "unknown method 'magic'" in capsys.readouterr().err
     assert main(base + ["--method", "question-only"]) == 0
@@ -205,8 +267,21 @@ def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatc
     from test_app import _NavigationPagesManager
 
     runs = tmp_path / "runs"
-    run(EvalConfig("locomo", str(LOCOMO), ["turn-rag", "question-only"], str(runs / "first"), cases=["conv-26"],
-                   sessions=1, questions=3), SETTINGS, factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    run(
+        EvalConfig(
+            "locomo",
+            str(LOCOMO),
+            ["turn-rag", "question-only"],
+            str(runs / "first"),
+            cases=["conv-26"],
+            sessions=1,
+            questions=3,
+        ),
+        SETTINGS,
+        factory(EvalPipeline(), []),
+        HashEmbedder(),
+        progress=False,
+    )
     monkeypatch.setenv("FTAMEM_EVAL_DIR", str(runs))
     monkeypatch.setenv("FTAMEM_DB_PATH", str(tmp_path / "app.db"))
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
@@ -230,24 +305,73 @@ def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatc
 
 def test_density_and_correlate_commands(tmp_path, capsys, monkeypatch):
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"density": {"factual_anchors": 1, "entity_anchors": 2, "temporal_anchors": 0,
-                                              "support_process_anchors": 0, "implicitness": 1, "low_information": 0}}))
+    script.write_text(
+        json.dumps(
+            {
+                "density": {
+                    "factual_anchors": 1,
+                    "entity_anchors": 2,
+                    "temporal_anchors": 0,
+                    "support_process_anchors": 0,
+                    "implicitness": 1,
+                    "low_information": 0,
+                }
+            }
+        )
+    )
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
     density = tmp_path / "density.jsonl"
     cases = ["conv-26", "conv-30", "conv-41"]
-    assert main(["--db", str(tmp_path / "m.db"), "--json", "density", "--dataset", "locomo", "--data", str(LOCOMO),
-                 "--cases", *cases, "--sessions", "1", "--out", str(density)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(tmp_path / "m.db"),
+                "--json",
+                "density",
+                "--dataset",
+                "locomo",
+                "--data",
+                str(LOCOMO),
+                "--cases",
+                *cases,
+                "--sessions",
+                "1",
+                "--out",
+                str(density),
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert sorted(out["dialogues"]) == cases and out["overall"]["entity_anchors"] == 2.0
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "summary.json").write_text(json.dumps({"dataset": "locomo"}))
-    rows = [{"method": m, "case": c, "qid": f"{c}:q", "category": "4", "f1_official": f}
-            for c, (a, b) in zip(cases, [(0.6, 0.5), (0.5, 0.5), (0.8, 0.4)]) for m, f in (("fta", a), ("rag", b))]
+    rows = [
+        {"method": m, "case": c, "qid": f"{c}:q", "category": "4", "f1_official": f}
+        for c, (a, b) in zip(cases, [(0.6, 0.5), (0.5, 0.5), (0.8, 0.4)])
+        for m, f in (("fta", a), ("rag", b))
+    ]
     (run_dir / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    assert main(["--db", str(tmp_path / "m.db"), "--json", "correlate", str(run_dir), "--density", str(density),
-                 "--methods", "fta", "rag"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(tmp_path / "m.db"),
+                "--json",
+                "correlate",
+                str(run_dir),
+                "--density",
+                str(density),
+                "--methods",
+                "fta",
+                "rag",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["gain"] == pytest.approx({"conv-26": 0.2, "conv-30": 0.0, "conv-41": 1.0})
     assert result["dialogues"] == cases and result["correlations"]["implicitness"]["pearson"] is None  # constant
@@ -271,8 +395,16 @@ def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_
 
     pipeline = Slow()
     served = SETTINGS.with_overrides(llm={"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, eval_workers=3)
-    cfg = EvalConfig("locomo", str(LOCOMO), ["turn-rag", "question-only"], str(tmp_path / "run"), cases=["conv-26"],
-                     sessions=1, questions=4, workers=served.eval_workers)
+    cfg = EvalConfig(
+        "locomo",
+        str(LOCOMO),
+        ["turn-rag", "question-only"],
+        str(tmp_path / "run"),
+        cases=["conv-26"],
+        sessions=1,
+        questions=4,
+        workers=served.eval_workers,
+    )
     run(cfg, served, factory(pipeline, []), HashEmbedder(), progress=False)
     assert peak[0] == 3
     active[0] = peak[0] = 0
@@ -284,8 +416,15 @@ def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_
 def test_benchmark_cases_are_recorded_as_consented_research_data(tmp_path):
     from ftamem_core.governance import consent
 
-    run(EvalConfig("locomo", str(LOCOMO), ["question-only"], str(tmp_path / "run"), cases=["conv-26"], sessions=1,
-                   questions=1), SETTINGS, factory(EvalPipeline(), []), HashEmbedder(), progress=False)
+    run(
+        EvalConfig(
+            "locomo", str(LOCOMO), ["question-only"], str(tmp_path / "run"), cases=["conv-26"], sessions=1, questions=1
+        ),
+        SETTINGS,
+        factory(EvalPipeline(), []),
+        HashEmbedder(),
+        progress=False,
+    )
     (db,) = (tmp_path / "run" / "cache").glob("*.db")
     state = consent.state(Store(db), "conv-26")
     assert state["state"] == "granted" and state["who"] == "evaluation harness"
@@ -296,6 +435,7 @@ def test_a_cached_build_is_not_reused_after_its_code_or_prompts_change(tmp_path,
 
     from ftamem_core.construction import builder as construction
     from ftamem_core.evaluation.run import _tag
+
     cfg = EvalConfig(dataset="locomo", data=str(LOCOMO), methods=["fta"], out=str(tmp_path / "run"))
     before = _tag(cfg, SETTINGS, "bws")
     assert _tag(cfg, SETTINGS, "bws") == before and _tag(cfg, SETTINGS, "pair") != before

@@ -40,7 +40,7 @@ def test_correlation_of_a_perfect_and_of_an_unrelated_relation():
     perfect = correlation(x, [2 * v + 1 for v in x], n_resamples=999)
     assert perfect["pearson"] == pytest.approx(1.0) and perfect["spearman"] == pytest.approx(1.0)
     assert perfect["permutation_p"] < 0.01 and perfect["leave_one_out"] == pytest.approx([1.0, 1.0])
-    monotone = correlation(x, [v ** 3 for v in x], n_resamples=999)
+    monotone = correlation(x, [v**3 for v in x], n_resamples=999)
     assert monotone["spearman"] == pytest.approx(1.0) and monotone["pearson"] < 1.0
     rng = np.random.default_rng(5)
     noise = correlation(list(rng.normal(size=40)), list(rng.normal(size=40)), n_resamples=999, seed=2)
@@ -61,8 +61,14 @@ def test_density_annotation_resumes_and_aggregates_per_dialogue(tmp_path):
     from conftest import make_doc
 
     docs = [make_doc("c1", sessions=1, turns=4), make_doc("c2", sessions=1, turns=2)]
-    reply = {"factual_anchors": 2, "entity_anchors": 1, "temporal_anchors": 0, "support_process_anchors": 1,
-             "implicitness": 2, "low_information": 0}
+    reply = {
+        "factual_anchors": 2,
+        "entity_anchors": 1,
+        "temporal_anchors": 0,
+        "support_process_anchors": 1,
+        "implicitness": 2,
+        "low_information": 0,
+    }
     path = tmp_path / "density.jsonl"
     llm = ScriptedLLM([reply] * 3 + [RuntimeError("killed")])
     with pytest.raises(Exception):
@@ -83,14 +89,30 @@ def test_gain_correlation_with_density_on_known_data():
     questions, density = [], {}
     for i in range(5):
         case = f"d{i}"
-        questions += [{"case": case, "method": "rag", "f1": 0.5}, {"case": case, "method": "fta", "f1": 0.5 * (1 + 0.1 * i)}]
-        density[case] = {f: float(i if f == "implicitness" else (7 * i) % 5) for f in
-                         ("factual_anchors", "entity_anchors", "temporal_anchors", "support_process_anchors",
-                          "implicitness", "low_information", "total_anchors")}
+        questions += [
+            {"case": case, "method": "rag", "f1": 0.5},
+            {"case": case, "method": "fta", "f1": 0.5 * (1 + 0.1 * i)},
+        ]
+        density[case] = {
+            f: float(i if f == "implicitness" else (7 * i) % 5)
+            for f in (
+                "factual_anchors",
+                "entity_anchors",
+                "temporal_anchors",
+                "support_process_anchors",
+                "implicitness",
+                "low_information",
+                "total_anchors",
+            )
+        }
     gain = dialogue_gain(questions, "fta", "rag", "f1")
     assert gain["d3"] == pytest.approx(0.3)
     result = gain_correlations(density, gain, n_resamples=499)
     assert result["correlations"]["implicitness"]["pearson"] == pytest.approx(1.0)
     assert gain_correlations(density, {"d0": 1.0, "d1": 2.0})["note"].startswith("2 dialogues")
-    assert dialogue_gain([{"case": "x", "method": "rag", "f1": 0.0}, {"case": "x", "method": "fta", "f1": 0.4}],
-                         "fta", "rag", "f1") == {}  # a relative gain over 0 is left out
+    assert (
+        dialogue_gain(
+            [{"case": "x", "method": "rag", "f1": 0.0}, {"case": "x", "method": "fta", "f1": 0.4}], "fta", "rag", "f1"
+        )
+        == {}
+    )  # a relative gain over 0 is left out

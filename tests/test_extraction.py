@@ -3,9 +3,19 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from ftamem_core.construction.extraction import (Fragment, coverage_reply_model, fuse, integrate, parse_candidates,
-                                                 parse_coverage, about_turn, reply_model, third_person, to_unit,
-                                                 uncovered)
+from ftamem_core.construction.extraction import (
+    Fragment,
+    coverage_reply_model,
+    fuse,
+    integrate,
+    parse_candidates,
+    parse_coverage,
+    about_turn,
+    reply_model,
+    third_person,
+    to_unit,
+    uncovered,
+)
 from ftamem_core.llm.base import json_schema
 from ftamem_core.models import Turn
 
@@ -56,21 +66,32 @@ def test_placeholder_facts_are_invalid(text):
         reply_model([]).model_validate({"memory_units": [unit(text, 10, 11)]})
 
 
-@pytest.mark.parametrize("span, expected", [([11, 13], (11, 13)), ([13, 11], (11, 13)), ([8, 12], (10, 12)),
-                                            ([12, 30], (12, 14)), ([40, 50], (10, 14)), ([0, 3], (10, 14))])
+@pytest.mark.parametrize(
+    "span, expected",
+    [
+        ([11, 13], (11, 13)),
+        ([13, 11], (11, 13)),
+        ([8, 12], (10, 12)),
+        ([12, 30], (12, 14)),
+        ([40, 50], (10, 14)),
+        ([0, 3], (10, 14)),
+    ],
+)
 def test_evidence_stays_inside_the_fragment(span, expected):
-    (_, u), = parse([unit("Maya slept four hours.", *span)])
+    ((_, u),) = parse([unit("Maya slept four hours.", *span)])
     assert (u.evidence.start, u.evidence.end) == expected
     assert u.evidence.session_id == 7 and u.evidence.dialogue_time == "2025-09-12T19:00"
 
 
 def test_time_anchor_resolution_and_status_mapping():
-    (_, a), (_, b), (_, c), (_, d) = parse([
-        unit("Daniel snapped at a student.", 10, 11, expression="last Friday", event_time="2025-09-04"),
-        unit("Daniel will call Priya.", 12, 12, status="pending", expression="on Sunday", orientation="future"),
-        unit("Daniel's father was diagnosed.", 13, 13, event_time="2025-07", expression="unknown"),
-        unit("Daniel is tired.", 14, 14, status="partial", orientation="present", expression="lately"),
-    ])
+    (_, a), (_, b), (_, c), (_, d) = parse(
+        [
+            unit("Daniel snapped at a student.", 10, 11, expression="last Friday", event_time="2025-09-04"),
+            unit("Daniel will call Priya.", 12, 12, status="pending", expression="on Sunday", orientation="future"),
+            unit("Daniel's father was diagnosed.", 13, 13, event_time="2025-07", expression="unknown"),
+            unit("Daniel is tired.", 14, 14, status="partial", orientation="present", expression="lately"),
+        ]
+    )
     assert (a.time.event_time, a.time.event_time_expression) == ("2025-09-05", "last Friday")  # resolver wins
     assert (b.time.event_time, b.lifecycle_status, b.construction_status) == ("2025-09-14", "pending", "final")
     assert (c.time.event_time, c.time.event_time_expression) == ("2025-07", "")
@@ -79,11 +100,13 @@ def test_time_anchor_resolution_and_status_mapping():
 
 
 def test_fusion_combines_anchors_and_merges_evidence():
-    (_, partial), = parse([unit("Maya argued with her sister Lena.", 10, 12, status="partial",
-                                expression="yesterday")])
+    ((_, partial),) = parse(
+        [unit("Maya argued with her sister Lena.", 10, 12, status="partial", expression="yesterday")]
+    )
     frag2 = fragment(15, 18)
-    (_, candidate), = parse([unit("Maya and Lena agreed to share their father's care.", 15, 17,
-                                  completes="p1")], keys=["p1"], frag=frag2)
+    ((_, candidate),) = parse(
+        [unit("Maya and Lena agreed to share their father's care.", 15, 17, completes="p1")], keys=["p1"], frag=frag2
+    )
     candidate.fact.participants = ["Maya", "Lena"]
     candidate.affect.emotion_or_state = "relieved"
     fused = fuse(partial, candidate)
@@ -96,30 +119,52 @@ def test_fusion_combines_anchors_and_merges_evidence():
 
 
 def test_integrate_fuses_finalises_and_keeps_carrying():
-    (_, p1), (_, p2) = parse([unit("Maya started a new job.", 10, 11, status="partial"),
-                              unit("Maya is worried about money.", 12, 13, status="partial")])
-    candidates = parse([unit("The new job is at a bakery.", 15, 16, completes="p1"),
-                        unit("Maya will ask for a raise.", 17, 17, status="pending"),
-                        unit("The job has night hours.", 18, 18, completes="p1"),  # p1 already fused
-                        unit("Lena may visit.", 18, 18, status="partial")],
-                       keys=["p1", "p2"], frag=fragment(15, 18))
+    (_, p1), (_, p2) = parse(
+        [
+            unit("Maya started a new job.", 10, 11, status="partial"),
+            unit("Maya is worried about money.", 12, 13, status="partial"),
+        ]
+    )
+    candidates = parse(
+        [
+            unit("The new job is at a bakery.", 15, 16, completes="p1"),
+            unit("Maya will ask for a raise.", 17, 17, status="pending"),
+            unit("The job has night hours.", 18, 18, completes="p1"),  # p1 already fused
+            unit("Lena may visit.", 18, 18, status="partial"),
+        ],
+        keys=["p1", "p2"],
+        frag=fragment(15, 18),
+    )
     result = integrate(candidates, [p1, p2], ["p1", "p2"])
     assert [f[2].fact.text for f in result.fusions] == ["Maya started a new job. The new job is at a bakery."]
     assert [u.fact.text for u in result.finalised] == [
-        "Maya started a new job. The new job is at a bakery.", "Maya will ask for a raise.", "The job has night hours."]
+        "Maya started a new job. The new job is at a bakery.",
+        "Maya will ask for a raise.",
+        "The job has night hours.",
+    ]
     assert [u.fact.text for u in result.carried] == ["Maya is worried about money.", "Lena may visit."]
 
 
 def test_first_person_facts_name_the_speaker():
-    frag = Fragment("c1", 7, [Turn(idx=10, role="user", speaker="Daniel", text="a"),
-                              Turn(idx=11, role="assistant", speaker="Counselor", text="b")], "2025-09-12")
-    (_, u), = parse([unit("I snapped at a student and I'm ashamed of my temper.", 10, 11)], frag=frag)
+    frag = Fragment(
+        "c1",
+        7,
+        [
+            Turn(idx=10, role="user", speaker="Daniel", text="a"),
+            Turn(idx=11, role="assistant", speaker="Counselor", text="b"),
+        ],
+        "2025-09-12",
+    )
+    ((_, u),) = parse([unit("I snapped at a student and I'm ashamed of my temper.", 10, 11)], frag=frag)
     assert u.fact.text == "Daniel snapped at a student and Daniel is ashamed of Daniel's temper."
     two = Fragment("c1", 7, [Turn(idx=10, speaker="Ana", text="a"), Turn(idx=11, speaker="Ben", text="b")], None)
-    (_, u), = parse([unit("I moved to Denver.", 10, 11)], frag=two)
+    ((_, u),) = parse([unit("I moved to Denver.", 10, 11)], frag=two)
     assert u.fact.text == "I moved to Denver."  # two possible speakers: left as written
     # LoCoMo conv-26: "I'm carving out some me-time each day" (not "Melanie-time")
-    assert third_person("I'm carving out some me-time for me.", "Melanie") == "Melanie is carving out some me-time for Melanie."
+    assert (
+        third_person("I'm carving out some me-time for me.", "Melanie")
+        == "Melanie is carving out some me-time for Melanie."
+    )
 
 
 def said(idx, text, role="user"):
@@ -127,9 +172,18 @@ def said(idx, text, role="user"):
 
 
 def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
-    frag = Fragment("c1", 7, [said(10, "I work nights now, seven to seven."), said(11, "How is your sleep lately?", "assistant"),
-                              said(12, "Badly, maybe four hours a day."), said(13, "Okay."),
-                              said(14, "My coworker Omar suggested blackout curtains.")], "2025-03-02")
+    frag = Fragment(
+        "c1",
+        7,
+        [
+            said(10, "I work nights now, seven to seven."),
+            said(11, "How is your sleep lately?", "assistant"),
+            said(12, "Badly, maybe four hours a day."),
+            said(13, "Okay."),
+            said(14, "My coworker Omar suggested blackout curtains."),
+        ],
+        "2025-03-02",
+    )
     written = [unit_model(10, 10)]
     assert [t.idx for t in uncovered(frag, written, 5)] == [12, 14]  # 11 is the counselor's, 13 too short
     assert [t.idx for t in uncovered(frag, written + [unit_model(12, 14)], 5)] == []
@@ -149,10 +203,18 @@ def test_coverage_reply_needs_a_unit_for_every_turn_and_spans_include_it():
     with pytest.raises(ValidationError):
         model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12)})
     with pytest.raises(ValidationError):  # a coverage unit never completes a carried unit
-        model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12, completes="p1"),
-                              "t14": unit("Omar suggested curtains.", 14, 14)})
-    reply = model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12),
-                                  "t14": unit("Omar suggested blackout curtains to Maya.", 10, 11)})
+        model.model_validate(
+            {
+                "t12": unit("Maya sleeps four hours.", 11, 12, completes="p1"),
+                "t14": unit("Omar suggested curtains.", 14, 14),
+            }
+        )
+    reply = model.model_validate(
+        {
+            "t12": unit("Maya sleeps four hours.", 11, 12),
+            "t14": unit("Omar suggested blackout curtains to Maya.", 10, 11),
+        }
+    )
     units = parse_coverage(reply, turns, fragment(10, 14), [])
     assert [(u.evidence.start, u.evidence.end) for u in units] == [(11, 12), (10, 14)]  # widened to its turn
     assert [u.construction_status for u in units] == ["final", "final"]
@@ -160,16 +222,25 @@ def test_coverage_reply_needs_a_unit_for_every_turn_and_spans_include_it():
 
 
 def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
-    turns = [said(12, "Badly, I sleep maybe four hours."), said(14, "I joined a running group on Sundays."),
-             said(16, "I could call my dad before I leave.")]
+    turns = [
+        said(12, "Badly, I sleep maybe four hours."),
+        said(14, "I joined a running group on Sundays."),
+        said(16, "I could call my dad before I leave."),
+    ]
     written = [unit_model(10, 10)]  # "Maya works nights."
-    reply = coverage_reply_model(turns).model_validate({
-        "t12": unit("Maya sleeps about four hours.", 12, 12),
-        "t14": unit("Maya sleeps about four hours.", 14, 14),  # a repeat of t12
-        "t16": unit("Maya works nights.", 16, 16)})  # a repeat of a written unit
+    reply = coverage_reply_model(turns).model_validate(
+        {
+            "t12": unit("Maya sleeps about four hours.", 12, 12),
+            "t14": unit("Maya sleeps about four hours.", 14, 14),  # a repeat of t12
+            "t16": unit("Maya works nights.", 16, 16),
+        }
+    )  # a repeat of a written unit
     units = parse_coverage(reply, turns, fragment(10, 16), written)
-    assert [u.fact.text for u in units] == ["Maya sleeps about four hours.", "Maya joined a running group on Sundays.",
-                                            "Maya could call Maya's dad before Maya leave."]
+    assert [u.fact.text for u in units] == [
+        "Maya sleeps about four hours.",
+        "Maya joined a running group on Sundays.",
+        "Maya could call Maya's dad before Maya leave.",
+    ]
     assert [u.fact.summary for u in units] == ["Maya sleeps about fo", "", ""]
     assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn
 
@@ -181,74 +252,132 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     from ftamem_core.models import Turn
     from scripted import HashEmbedder, unit as unit_json
 
-    turns = [Turn(idx=10, role="user", speaker="Caroline", text="I'm researching adoption agencies this week."),
-             Turn(idx=11, role="user", speaker="Melanie", text="That's a big step! Good luck."),
-             Turn(idx=12, role="user", speaker="Caroline", text="Thanks! I also ran a charity race for mental health on Sunday.")]
+    turns = [
+        Turn(idx=10, role="user", speaker="Caroline", text="I'm researching adoption agencies this week."),
+        Turn(idx=11, role="user", speaker="Melanie", text="That's a big step! Good luck."),
+        Turn(
+            idx=12,
+            role="user",
+            speaker="Caroline",
+            text="Thanks! I also ran a charity race for mental health on Sunday.",
+        ),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     from ftamem_core.construction.extraction import UnitOut
+
     wrong = to_unit(UnitOut.model_validate(unit_json("Melanie is researching adoption agencies.", 10, 11)), frag)
     wrong = wrong.model_copy(update={"fact": wrong.fact.model_copy(update={"participants": ["Melanie"]})})
     fixed = correct_speaker(wrong, turns, ["Caroline", "Melanie"])
     assert fixed.fact.text == "Caroline is researching adoption agencies." and fixed.fact.participants == ["Caroline"]
 
-    odd = wrong.model_copy(update={"affect": wrong.affect.model_copy(update={
-        "emotion_or_state": "tired", "intention_or_plan": "housewarming after the kitchen is done",
-        "relation_cues": "Melanie encourages the step"})})
+    odd = wrong.model_copy(
+        update={
+            "affect": wrong.affect.model_copy(
+                update={
+                    "emotion_or_state": "tired",
+                    "intention_or_plan": "housewarming after the kitchen is done",
+                    "relation_cues": "Melanie encourages the step",
+                }
+            )
+        }
+    )
     grounded = ground_anchors(odd, turns, ["Caroline", "Melanie"])
     assert grounded.affect.emotion_or_state == "unknown" and grounded.affect.intention_or_plan == "unknown"
     assert grounded.affect.relation_cues == "Melanie encourages the step"  # "step" is in turn 11
 
-    race = [to_unit(UnitOut.model_validate(unit_json(t, 12, 12)), frag) for t in
-            ("Caroline ran a charity race for mental health on Sunday.",
-             "Caroline ran a charity race for mental health on Sunday!",
-             "Caroline is researching adoption agencies.")]
+    race = [
+        to_unit(UnitOut.model_validate(unit_json(t, 12, 12)), frag)
+        for t in (
+            "Caroline ran a charity race for mental health on Sunday.",
+            "Caroline ran a charity race for mental health on Sunday!",
+            "Caroline is researching adoption agencies.",
+        )
+    ]
     kept, merged = merge_duplicates(race, HashEmbedder(), 0.92)
     assert len(kept) == 2 and len(merged) == 1
     assert merge_duplicates(race, HashEmbedder(), 1.01)[0] == race  # the threshold decides
 
     extra = verbatim_units(frag, [fixed], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (12, "Caroline also ran a charity race for mental health on Sunday.")]  # "Thanks!" is small talk
+        (12, "Caroline also ran a charity race for mental health on Sunday.")
+    ]  # "Thanks!" is small talk
     assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08
 
-    asking = [Turn(idx=13, role="user", speaker="Melanie", text="Wow, Caroline! What kinda jobs are you thinking of? Anything that stands out?"),
-              Turn(idx=14, role="user", speaker="Melanie", text="Did it go well? I'm swamped with the kids and work this month.")]
+    asking = [
+        Turn(
+            idx=13,
+            role="user",
+            speaker="Melanie",
+            text="Wow, Caroline! What kinda jobs are you thinking of? Anything that stands out?",
+        ),
+        Turn(
+            idx=14,
+            role="user",
+            speaker="Melanie",
+            text="Did it go well? I'm swamped with the kids and work this month.",
+        ),
+    ]
     extra = verbatim_units(Fragment("c1", 1, asking, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (14, "Melanie is swamped with the kids and work this month.")]  # questions are no fact
+        (14, "Melanie is swamped with the kids and work this month.")
+    ]  # questions are no fact
 
     # greetings and praise of six words and more are no fact either (LoCoMo conv-26 and conv-41)
-    hello = [Turn(idx=15, role="user", speaker="Caroline", text="Hey Mel! Good to see you! How have you been?"),
-             Turn(idx=16, role="user", speaker="Maria", text="Hey John! Long time no see! What's up?"),
-             Turn(idx=17, role="user", speaker="Maria", text="Wow, John! That's amazing news. So proud of you!"),
-             Turn(idx=18, role="user", speaker="John", text="Wow, thanks! I finally got the promotion at the bank."),
-             Turn(idx=19, role="user", speaker="Maria", text="You're doing an awesome job looking after yourself and your family!")]
+    hello = [
+        Turn(idx=15, role="user", speaker="Caroline", text="Hey Mel! Good to see you! How have you been?"),
+        Turn(idx=16, role="user", speaker="Maria", text="Hey John! Long time no see! What's up?"),
+        Turn(idx=17, role="user", speaker="Maria", text="Wow, John! That's amazing news. So proud of you!"),
+        Turn(idx=18, role="user", speaker="John", text="Wow, thanks! I finally got the promotion at the bank."),
+        Turn(
+            idx=19,
+            role="user",
+            speaker="Maria",
+            text="You're doing an awesome job looking after yourself and your family!",
+        ),
+    ]
     extra = verbatim_units(Fragment("c1", 1, hello, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [(18, "John finally got the promotion at the bank.")]
 
     # a sentence addressing the listener by name without "I" is about the listener's story (conv-41)
-    comments = [Turn(idx=20, role="user", speaker="John", text="We went to the playground with the kids, it was fun."),
-                Turn(idx=21, role="user", speaker="Maria", text="Wow, John, that playground looks cool! What do you do there?"),
-                Turn(idx=22, role="user", speaker="Maria", text="Yep John, a bit of support can make an amazing change. I volunteer at the shelter.")]
+    comments = [
+        Turn(idx=20, role="user", speaker="John", text="We went to the playground with the kids, it was fun."),
+        Turn(idx=21, role="user", speaker="Maria", text="Wow, John, that playground looks cool! What do you do there?"),
+        Turn(
+            idx=22,
+            role="user",
+            speaker="Maria",
+            text="Yep John, a bit of support can make an amazing change. I volunteer at the shelter.",
+        ),
+    ]
     extra = verbatim_units(Fragment("c1", 1, comments, "2023-06-09"), [], min_words=5)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (20, "We went to the playground with the kids, it was fun."), (22, "Maria volunteer at the shelter.")]
+        (20, "We went to the playground with the kids, it was fun."),
+        (22, "Maria volunteer at the shelter."),
+    ]
 
 
 def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_unit():
     from ftamem_core.construction.extraction import Fragment, verbatim_units
     from ftamem_core.models import Turn
 
-    turns = [Turn(idx=10, role="user", speaker="Caroline", text="I'm keen on counseling or working in mental health."),
-             Turn(idx=11, role="user", speaker="Melanie", text="You would be a great counselor, Caroline! Look!"),
-             Turn(idx=12, role="user", speaker="Caroline", text="Is this your own painting?"),
-             Turn(idx=13, role="user", speaker="Melanie", text="Yeah, I painted that lake sunrise last year! It's special to me.")]
+    turns = [
+        Turn(idx=10, role="user", speaker="Caroline", text="I'm keen on counseling or working in mental health."),
+        Turn(idx=11, role="user", speaker="Melanie", text="You would be a great counselor, Caroline! Look!"),
+        Turn(idx=12, role="user", speaker="Caroline", text="Is this your own painting?"),
+        Turn(
+            idx=13,
+            role="user",
+            speaker="Melanie",
+            text="Yeah, I painted that lake sunrise last year! It's special to me.",
+        ),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     unit = make_unit("c1", "Caroline is keen on counseling or working in mental health.", 10, 13)
     assert verbatim_units(frag, [unit], min_words=6) == []  # the span covers turn 13
     extra = verbatim_units(frag, [unit], min_words=6, within_spans=True)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")]
+        (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")
+    ]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
 
@@ -256,9 +385,13 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
 def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
     from ftamem_core.construction.extraction import Fragment, verbatim_units
 
-    turns = [Turn(idx=26, role="user", speaker="Gina", text="Wow, they look great! Can't wait to see them rock the festival."),
-             Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
-             Turn(idx=28, role="user", speaker="Jon", text="I finally got the lease for the studio downtown.")]
+    turns = [
+        Turn(
+            idx=26, role="user", speaker="Gina", text="Wow, they look great! Can't wait to see them rock the festival."
+        ),
+        Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
+        Turn(idx=28, role="user", speaker="Jon", text="I finally got the lease for the studio downtown."),
+    ]
     frag = Fragment("c1", 1, turns, "2023-01-20")
     first, reply, lease = verbatim_units(frag, [], min_words=6, reply_words=12)
     assert (first.evidence.start, first.fact.summary) == (26, "")  # nothing before it in the fragment
@@ -266,7 +399,10 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
     assert reply.fact.summary == "reply to Gina: Wow, they look great! Can't wait to see them rock the festival."
     assert (lease.evidence.start, lease.fact.summary) == (28, "")  # names what it is about
     assert [(u.evidence.start, u.fact.summary) for u in verbatim_units(frag, [], min_words=6, reply_words=0)] == [
-        (26, ""), (27, ""), (28, "")]  # off
+        (26, ""),
+        (27, ""),
+        (28, ""),
+    ]  # off
     assert verbatim_units(frag, [], min_words=6, reply_words=6)[1].evidence.start == 27  # 7 words: too long
 
 
@@ -276,10 +412,19 @@ def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
-    turns = [Turn(idx=3, role="user", speaker="John", text="We had a family dinner last night, we made pizza and laughed a lot."),
-             Turn(idx=4, role="user", speaker="Maria", text="Looks delicious! Pizza nights are the best.")]
+    turns = [
+        Turn(
+            idx=3,
+            role="user",
+            speaker="John",
+            text="We had a family dinner last night, we made pizza and laughed a lot.",
+        ),
+        Turn(idx=4, role="user", speaker="Maria", text="Looks delicious! Pizza nights are the best."),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
-    joint = to_unit(UnitOut.model_validate(unit_json("John and Maria are laughing a lot while making pizza.", 3, 4)), frag)
+    joint = to_unit(
+        UnitOut.model_validate(unit_json("John and Maria are laughing a lot while making pizza.", 3, 4)), frag
+    )
     fixed = correct_speaker(joint, turns, ["John", "Maria"])
     assert fixed.fact.text == "John is laughing a lot while making pizza."
     flipped = joint.model_copy(update={"fact": joint.fact.model_copy(update={"text": "Maria and John made pizza."})})
@@ -292,6 +437,7 @@ def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
 def test_min_units_grows_with_the_persons_substantive_turns():
     from ftamem_core.construction.extraction import min_units
     from ftamem_core.models import Turn
+
     long = "I went to the clinic about my sleep and they changed my medication dose"
     turns = [Turn(idx=i, role="user" if i % 2 == 0 else "assistant", speaker="A", text=long) for i in range(12)]
     assert min_units(turns, 25, 6, 3) == 2  # six of the person's turns
@@ -306,11 +452,18 @@ def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
-    turns = [Turn(idx=42, role="user", speaker="Melanie", text="Thanks for letting me join your journey!"),
-             Turn(idx=43, role="user", speaker="Caroline", text="Who supports you these days?"),
-             Turn(idx=44, role="user", speaker="Melanie", text="My husband and kids, they keep me motivated. [shares a photo of a waterfall]"),
-             Turn(idx=45, role="user", speaker="Caroline", text="My friends and mentors are my rocks."),
-             Turn(idx=46, role="user", speaker="Melanie", text="Five years married already, time flies.")]
+    turns = [
+        Turn(idx=42, role="user", speaker="Melanie", text="Thanks for letting me join your journey!"),
+        Turn(idx=43, role="user", speaker="Caroline", text="Who supports you these days?"),
+        Turn(
+            idx=44,
+            role="user",
+            speaker="Melanie",
+            text="My husband and kids, they keep me motivated. [shares a photo of a waterfall]",
+        ),
+        Turn(idx=45, role="user", speaker="Caroline", text="My friends and mentors are my rocks."),
+        Turn(idx=46, role="user", speaker="Melanie", text="Five years married already, time flies."),
+    ]
     frag = Fragment("c1", 1, turns, "2023-07-03")
     wide = to_unit(UnitOut.model_validate(unit_json("Melanie's husband and kids keep her motivated.", 42, 46)), frag)
     cut = trim_span(wide, turns, ["Caroline", "Melanie"])
@@ -325,9 +478,16 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
-    turns = [Turn(idx=0, role="user", speaker="Ilse", text="I'm here for you. [shares a photo of a harbour at dawn]"),
-             Turn(idx=1, role="user", speaker="Oskar", text="Where did you take it?"),
-             Turn(idx=2, role="user", speaker="Ilse", text="I took it at the harbour last month; I felt calm watching the dawn.")]
+    turns = [
+        Turn(idx=0, role="user", speaker="Ilse", text="I'm here for you. [shares a photo of a harbour at dawn]"),
+        Turn(idx=1, role="user", speaker="Oskar", text="Where did you take it?"),
+        Turn(
+            idx=2,
+            role="user",
+            speaker="Ilse",
+            text="I took it at the harbour last month; I felt calm watching the dawn.",
+        ),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     peers = ["Ilse", "Oskar"]
 
@@ -335,7 +495,9 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
         u = to_unit(UnitOut.model_validate(unit_json(text, 0, 2)), frag)
         return u.model_copy(update={"fact": u.fact.model_copy(update={"participants": ["Ilse"]})})
 
-    fixed = correct_speaker(fact("Ilse took a photo of the harbour at dawn. Oskar shared a photo of the harbour."), turns, peers)
+    fixed = correct_speaker(
+        fact("Ilse took a photo of the harbour at dawn. Oskar shared a photo of the harbour."), turns, peers
+    )
     assert fixed.fact.text == "Ilse took a photo of the harbour at dawn. Ilse shared a photo of the harbour."
     right = fact("Ilse took a photo of the harbour at dawn. Oskar asked where.")
     assert correct_speaker(right, turns, peers) == right
@@ -344,15 +506,19 @@ def test_the_speaker_check_judges_a_later_sentence_alone():
     # two names in clauses of their own: each clause judged alone
     clauses = fact("Ilse took a photo of the harbour. Oskar took it last month; Ilse felt calm watching the dawn.")
     assert correct_speaker(clauses, turns, peers).fact.text == (
-        "Ilse took a photo of the harbour. Ilse took it last month; Ilse felt calm watching the dawn.")
+        "Ilse took a photo of the harbour. Ilse took it last month; Ilse felt calm watching the dawn."
+    )
     kept = fact("Ilse took a photo of the harbour. Ilse took it last month;Oskar asked where.")
     assert correct_speaker(kept, turns, peers) == kept  # right as written: unchanged, spacing too
     # the first sentence alone, when the whole fact passes (most of its words are Oskar's)
-    told = [Turn(idx=0, role="user", speaker="Ilse", text="I felt calm watching the dawn."),
-            Turn(idx=1, role="user", speaker="Oskar", text="I rewrote the bus timetable for the depot staff.")]
+    told = [
+        Turn(idx=0, role="user", speaker="Ilse", text="I felt calm watching the dawn."),
+        Turn(idx=1, role="user", speaker="Oskar", text="I rewrote the bus timetable for the depot staff."),
+    ]
     first = fact("Oskar felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")
     assert correct_speaker(first, told, peers).fact.text == (
-        "Ilse felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff.")
+        "Ilse felt calm watching the dawn. Oskar rewrote the bus timetable for the depot staff."
+    )
 
 
 def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_a_cycle():
@@ -361,9 +527,16 @@ def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_
     from ftamem_core.models import Turn
     from scripted import unit as unit_json
 
-    turns = [Turn(idx=0, role="user", speaker="Ilse", text="They sure look like they do! Adorable!"),
-             Turn(idx=1, role="user", speaker="Oskar", text="Thanks! The turtles might be small, but both sure have big "
-                  "personalities. I really recommend having something like these little guys for times of stress.")]
+    turns = [
+        Turn(idx=0, role="user", speaker="Ilse", text="They sure look like they do! Adorable!"),
+        Turn(
+            idx=1,
+            role="user",
+            speaker="Oskar",
+            text="Thanks! The turtles might be small, but both sure have big "
+            "personalities. I really recommend having something like these little guys for times of stress.",
+        ),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     peers = ["Ilse", "Oskar"]
 
@@ -371,20 +544,38 @@ def test_the_speaker_check_is_repeated_until_the_fact_passes_it_and_gives_up_on_
         return to_unit(UnitOut.model_validate(unit_json(text, 0, 1)), frag)
 
     # one pass swaps the whole fact and so breaks its second sentence; the next sets that right
-    wrong = fact("Ilse says the turtles might be small, but both sure have big personalities. Oskar recommends "
-                 "having something like these little guys for times of stress.")
+    wrong = fact(
+        "Ilse says the turtles might be small, but both sure have big personalities. Oskar recommends "
+        "having something like these little guys for times of stress."
+    )
     once = correct_speaker(wrong, turns, peers)
     assert once.fact.text.startswith("Oskar says") and "Ilse recommends" in once.fact.text
     settled = settled_speaker(wrong, turns, peers)
-    assert settled.fact.text == ("Oskar says the turtles might be small, but both sure have big personalities. "
-                                 "Oskar recommends having something like these little guys for times of stress.")
+    assert settled.fact.text == (
+        "Oskar says the turtles might be small, but both sure have big personalities. "
+        "Oskar recommends having something like these little guys for times of stress."
+    )
     assert settled_speaker(settled, turns, peers) == settled  # a fact that passes is left as it is
     # both speakers' words, clause by clause: every naming is changed again by the next pass
-    mixed = [Turn(idx=0, role="user", speaker="Ilse", text="Pepper took a bit to get used to her, but now they're always together!"),
-             Turn(idx=1, role="user", speaker="Oskar", text="That's great to hear! I'm considering getting a dog too, "
-                  "but it can be challenging finding a dog-friendly place in the city.")]
-    cycling = fact("Ilse wants to get a dog; Oskar is considering getting a dog too, but it can be challenging finding "
-                   "a dog-friendly place in the city.")
+    mixed = [
+        Turn(
+            idx=0,
+            role="user",
+            speaker="Ilse",
+            text="Pepper took a bit to get used to her, but now they're always together!",
+        ),
+        Turn(
+            idx=1,
+            role="user",
+            speaker="Oskar",
+            text="That's great to hear! I'm considering getting a dog too, "
+            "but it can be challenging finding a dog-friendly place in the city.",
+        ),
+    ]
+    cycling = fact(
+        "Ilse wants to get a dog; Oskar is considering getting a dog too, but it can be challenging finding "
+        "a dog-friendly place in the city."
+    )
     assert correct_speaker(correct_speaker(cycling, mixed, peers), mixed, peers).fact.text == cycling.fact.text
     assert settled_speaker(cycling, mixed, peers) is None
 
@@ -393,21 +584,27 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
     from ftamem_core.construction.extraction import UnitOut
     from ftamem_core.construction.repairs.spans import split_fact
 
-    turns = [Turn(idx=10, role="user", speaker="Audrey", text="We adopted a puppy named Pixie last week, she is adorable!"),
-             Turn(idx=11, role="user", speaker="Andrew", text="That's great! How is Pepper with her?"),
-             Turn(idx=12, role="user", speaker="Audrey", text="Pepper is adjusting well, they play all day in the yard."),
-             Turn(idx=13, role="user", speaker="Andrew", text="I started a new job at the bakery downtown.")]
+    turns = [
+        Turn(idx=10, role="user", speaker="Audrey", text="We adopted a puppy named Pixie last week, she is adorable!"),
+        Turn(idx=11, role="user", speaker="Andrew", text="That's great! How is Pepper with her?"),
+        Turn(idx=12, role="user", speaker="Audrey", text="Pepper is adjusting well, they play all day in the yard."),
+        Turn(idx=13, role="user", speaker="Andrew", text="I started a new job at the bakery downtown."),
+    ]
     frag = Fragment("c1", 1, turns, "2023-07-03")
     names = ["Andrew", "Audrey"]
-    told = ("Audrey adopted a puppy named Pixie last week. She is so adorable. "  # names no one: continues
-            "Audrey said Pepper was adjusting well in the yard. Audrey said Pepper was adjusting well in the yard. "
-            "Andrew started a new job at the bakery. Audrey thanked Andrew's")  # repeated; stopped mid-clause
+    told = (
+        "Audrey adopted a puppy named Pixie last week. She is so adorable. "  # names no one: continues
+        "Audrey said Pepper was adjusting well in the yard. Audrey said Pepper was adjusting well in the yard. "
+        "Andrew started a new job at the bakery. Audrey thanked Andrew's"
+    )  # repeated; stopped mid-clause
     whole = to_unit(UnitOut.model_validate(unit(told, 10, 13, expression="last week", event_time="2023-06-26")), frag)
     assert {(p.evidence.start, p.evidence.end) for p in split_fact(whole, turns, names)} == {(10, 13)}
     pieces = split_fact(whole, turns, names, trim=True)
     assert [p.fact.text for p in pieces] == [
         "Audrey adopted a puppy named Pixie last week. She is so adorable.",
-        "Audrey said Pepper was adjusting well in the yard.", "Andrew started a new job at the bakery."]
+        "Audrey said Pepper was adjusting well in the yard.",
+        "Andrew started a new job at the bakery.",
+    ]
     assert [(p.evidence.start, p.evidence.end) for p in pieces] == [(10, 10), (11, 12), (13, 13)]  # with its question
     assert [p.fact.participants for p in pieces] == [["Audrey"], ["Audrey"], ["Andrew"]]
     assert pieces[0].time.event_time_expression == "last week" and pieces[0].time.event_time != "unknown"
@@ -419,16 +616,24 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
 def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
     from ftamem_core.construction.extraction import UnitOut, verbatim_units
 
-    turns = [Turn(idx=14, role="user", speaker="Ines", text="Look at this! [shares a photo of a dvd on a shelf]"),
-             Turn(idx=15, role="user", speaker="Ines",
-                  text="I first watched that film around three years ago. [shares a photo of a dvd cover]")]
+    turns = [
+        Turn(idx=14, role="user", speaker="Ines", text="Look at this! [shares a photo of a dvd on a shelf]"),
+        Turn(
+            idx=15,
+            role="user",
+            speaker="Ines",
+            text="I first watched that film around three years ago. [shares a photo of a dvd cover]",
+        ),
+    ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     described = to_unit(UnitOut.model_validate(unit("Ines shares a photo of a dvd on a shelf.", 14, 15)), frag)
     assert verbatim_units(frag, [described], 6, within_spans=True) == []  # "photo", "dvd" carry turn 15
     blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)
     assert [u.evidence.end for u in blind] == [15] and "three years ago" in blind[0].fact.text
     # a turn that is its photo is carried by what the photo shows, not by "shares a photo of"
-    poster = Turn(idx=13, role="user", speaker="Ines", text="It's a good one, you know. [shares a photo of a poster of a bench]")
+    poster = Turn(
+        idx=13, role="user", speaker="Ines", text="It's a good one, you know. [shares a photo of a poster of a bench]"
+    )
     frag = Fragment("c1", 1, [poster, *turns], "2023-05-08")
     described = described.model_copy(update={"evidence": described.evidence.model_copy(update={"start": 13})})
     blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)

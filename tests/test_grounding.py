@@ -3,7 +3,11 @@ from ftamem_core.construction.repairs.grounding import content_words, normalised
 
 def test_content_words_drop_short_words_stopwords_possessives_and_names():
     assert content_words("Maya's coworker Omar told her to try blackout curtains", ["Maya", "Omar Said"]) == {
-        "coworker", "told", "blackout", "curtains"}
+        "coworker",
+        "told",
+        "blackout",
+        "curtains",
+    }
 
 
 def test_shares_content_ignores_names():
@@ -29,8 +33,10 @@ def turn(idx, speaker, text):
 
 
 def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattributed():
-    turns = [turn(3, "Caroline", "I'm researching adoption agencies, it's a big step."),
-             turn(4, "Melanie", "Wow, that's amazing! You're doing something amazing.")]
+    turns = [
+        turn(3, "Caroline", "I'm researching adoption agencies, it's a big step."),
+        turn(4, "Melanie", "Wow, that's amazing! You're doing something amazing."),
+    ]
     assert misattributed("Melanie is researching adoption agencies.", turns, PEERS) == ("Melanie", "Caroline")
     assert misattributed("Caroline is researching adoption agencies.", turns, PEERS) is None
     # the other speaker's turn names the subject: praise about Caroline by Melanie is no misattribution
@@ -44,8 +50,12 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     praise = [turn(26, "Melanie", "Taking in kids in need - you're so kind to do the adoption.")]
     assert misattributed("Caroline is kind to do the adoption.", praise, PEERS) is None
     # a name that only addresses the listener does not make the turn about them (conv-26 turn 15)
-    thanks = [turn(14, "Caroline", "Wow, Melanie! The colors really blend nicely."),
-              turn(15, "Melanie", "Thanks, Caroline! Painting's a fun way to express my feelings and relax after a long day.")]
+    thanks = [
+        turn(14, "Caroline", "Wow, Melanie! The colors really blend nicely."),
+        turn(
+            15, "Melanie", "Thanks, Caroline! Painting's a fun way to express my feelings and relax after a long day."
+        ),
+    ]
     assert misattributed("Caroline loves painting to relax after a long day.", thanks, PEERS) == ("Caroline", "Melanie")
     assert misattributed("Melanie loves painting to relax after a long day.", thanks, PEERS) is None
     # a joint subject is joint_subject's to judge: exchanging the names would change nothing
@@ -58,12 +68,18 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
     bye = [turn(17, "Melanie", "Yep, Caroline. I'm off to go swimming with the kids. Talk to you soon!")]
     assert misattributed("Caroline is off to go swimming with the kids.", bye, PEERS) == ("Caroline", "Melanie")
     # words from one turn's question and another's statement: the teller is not settled (conv-44 turns 24-25)
-    mixed = [turn(24, "Caroline", "I got a surprise for you! We adopted another puppy called Pixie."),
-             turn(25, "Melanie", "Pixie is so cute! Did you check out that spot we talked about last time?")]
+    mixed = [
+        turn(24, "Caroline", "I got a surprise for you! We adopted another puppy called Pixie."),
+        turn(25, "Melanie", "Pixie is so cute! Did you check out that spot we talked about last time?"),
+    ]
     assert misattributed("Caroline adopted Pixie last time.", mixed, PEERS) is None
     # ... but a fact about asking is the asker's (conv-44 turns 27-28)
-    asked = [turn(27, "Melanie", "A puppy takes some work. Has she settled in okay? Is she getting along with the other dogs?"),
-             turn(28, "Caroline", "Pixie's fitting in great! It took her a few days to get used to the other dogs.")]
+    asked = [
+        turn(
+            27, "Melanie", "A puppy takes some work. Has she settled in okay? Is she getting along with the other dogs?"
+        ),
+        turn(28, "Caroline", "Pixie's fitting in great! It took her a few days to get used to the other dogs."),
+    ]
     fact = "Caroline asked Melanie if Pixie had settled in well and was getting along with the other dogs."
     assert misattributed(fact, asked, PEERS) == ("Caroline", "Melanie")
     assert misattributed(fact.replace("asked", "told"), asked, PEERS) is None
@@ -71,17 +87,22 @@ def test_a_fact_giving_one_speakers_first_person_words_to_the_other_is_misattrib
 
 def test_a_question_that_ties_with_a_statement_does_not_make_the_fact_the_askers():
     # LoCoMo conv-26 turns 3-4: both share "inspiring stories"; Caroline told them
-    turns = [turn(3, "Melanie", "Wow, that's cool, Caroline! Did you hear any inspiring stories?"),
-             turn(4, "Caroline", "The transgender stories were so inspiring! I was so happy.")]
+    turns = [
+        turn(3, "Melanie", "Wow, that's cool, Caroline! Did you hear any inspiring stories?"),
+        turn(4, "Caroline", "The transgender stories were so inspiring! I was so happy."),
+    ]
     assert misattributed("Melanie was inspired by the stories.", turns, PEERS) == ("Melanie", "Caroline")
     # with more shared words the question is still the turn the fact carries
-    asked = [turn(3, "Melanie", "Did you hear any inspiring stories at the group?"),
-             turn(4, "Caroline", "The stories were great! I was so happy.")]
+    asked = [
+        turn(3, "Melanie", "Did you hear any inspiring stories at the group?"),
+        turn(4, "Caroline", "The stories were great! I was so happy."),
+    ]
     assert misattributed("Melanie asked about inspiring stories at the group.", asked, PEERS) is None
 
 
 def test_a_name_addresses_the_listener_after_a_stop_or_an_interjection_before_a_stop():
     from ftamem_core.construction.repairs.grounding import addressed, unaddressed
+
     for said in ("Thanks, Caroline! Great.", "Caroline, look at this.", "Hey Caroline!", "Yes, Caroline."):
         assert addressed(said, "Caroline"), said
         assert "Caroline" not in unaddressed(said, "Caroline"), said
@@ -91,8 +112,10 @@ def test_a_name_addresses_the_listener_after_a_stop_or_an_interjection_before_a_
 
 
 def test_swap_names_exchanges_both_ways():
-    assert swap_names("Melanie told Caroline about Melanie's plans", "Melanie", "Caroline") == \
-        "Caroline told Melanie about Caroline's plans"
+    assert (
+        swap_names("Melanie told Caroline about Melanie's plans", "Melanie", "Caroline")
+        == "Caroline told Melanie about Caroline's plans"
+    )
 
 
 def test_anchors_need_a_shared_stem_with_the_evidence():
@@ -106,39 +129,83 @@ def test_a_note_keeps_only_the_clauses_its_speakers_own_turns_support():
     """The 1.5B's notes on LoCoMo conv-26: invented details and each fact given to both speakers."""
     from ftamem_core.construction.repairs.grounding import grounded_clauses
     from ftamem_core.models import Turn
-    turns = [Turn(idx=0, role="user", speaker="Melanie", text="I ran a charity race for mental health last Saturday at the park."),
-             Turn(idx=1, role="user", speaker="Caroline", text="That's great! Was it rewarding?"),
-             Turn(idx=2, role="user", speaker="Melanie", text="Really rewarding, it made me think about taking care of my mind."),
-             Turn(idx=3, role="user", speaker="Caroline", text="I'm researching adoption agencies; I'm excited to make a family for kids who need one."),
-             Turn(idx=4, role="user", speaker="Melanie", text="Adoption agencies, wow! Kids who need a family are lucky.")]
+
+    turns = [
+        Turn(
+            idx=0,
+            role="user",
+            speaker="Melanie",
+            text="I ran a charity race for mental health last Saturday at the park.",
+        ),
+        Turn(idx=1, role="user", speaker="Caroline", text="That's great! Was it rewarding?"),
+        Turn(
+            idx=2,
+            role="user",
+            speaker="Melanie",
+            text="Really rewarding, it made me think about taking care of my mind.",
+        ),
+        Turn(
+            idx=3,
+            role="user",
+            speaker="Caroline",
+            text="I'm researching adoption agencies; I'm excited to make a family for kids who need one.",
+        ),
+        Turn(idx=4, role="user", speaker="Melanie", text="Adoption agencies, wow! Kids who need a family are lucky."),
+    ]
     speakers = ["Caroline", "Melanie"]
-    note = ("Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding. "
-            "Caroline ran a charity race for mental health last Saturday at the park. It was really rewarding.")
+    note = (
+        "Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding. "
+        "Caroline ran a charity race for mental health last Saturday at the park. It was really rewarding."
+    )
     assert grounded_clauses(note, turns, speakers, 0.5) == (
-        "Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding.")
-    both = ("Melanie is excited to make a family for kids who need one; "
-            "Caroline is excited to make a family for kids who need one.")
+        "Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding."
+    )
+    both = (
+        "Melanie is excited to make a family for kids who need one; "
+        "Caroline is excited to make a family for kids who need one."
+    )
     assert grounded_clauses(both, turns, speakers, 0.5) == "Caroline is excited to make a family for kids who need one."
-    assert grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.5) == ""
+    assert (
+        grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.5) == ""
+    )
     assert grounded_clauses("Caroline is researching adoption agencies;", turns, speakers, 0.5) == (
-        "Caroline is researching adoption agencies.")
-    assert grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.0) != ""
+        "Caroline is researching adoption agencies."
+    )
+    assert (
+        grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.0) != ""
+    )
 
 
 def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
     from ftamem_core.construction.repairs.grounding import small_talk
-    for said in ("Hey Mel!", "Good to see you!", "Wow, John!", "That's amazing news.", "Thanks so much!",
-                 "Long time no see!", "I'm so proud of you!", "Totally agree."):
+
+    for said in (
+        "Hey Mel!",
+        "Good to see you!",
+        "Wow, John!",
+        "That's amazing news.",
+        "Thanks so much!",
+        "Long time no see!",
+        "I'm so proud of you!",
+        "Totally agree.",
+    ):
         assert small_talk(said), said
-    for said in ("I got the promotion.", "Good to see you at the race!", "Thanks, the dinner was lovely.",
-                 "Yes, in July."):
+    for said in (
+        "I got the promotion.",
+        "Good to see you at the race!",
+        "Thanks, the dinner was lovely.",
+        "Yes, in July.",
+    ):
         assert not small_talk(said), said
 
 
 def test_joint_subject_needs_each_speakers_own_first_person_telling():
     from ftamem_core.construction.repairs.grounding import joint_subject, sole_subject
-    turns = [turn(3, "John", "We had a family dinner, we made pizza and laughed a lot."),
-             turn(4, "Maria", "Looks delicious! Pizza is the best.")]
+
+    turns = [
+        turn(3, "John", "We had a family dinner, we made pizza and laughed a lot."),
+        turn(4, "Maria", "Looks delicious! Pizza is the best."),
+    ]
     assert joint_subject("John and Maria made pizza at a family dinner.", turns, ["John", "Maria"]) == ("John", "Maria")
     assert joint_subject("John made pizza at a family dinner.", turns, ["John", "Maria"]) is None
     assert sole_subject("Maria and John were making pizza.", "John", "Maria") == "John was making pizza."
@@ -147,6 +214,7 @@ def test_joint_subject_needs_each_speakers_own_first_person_telling():
 
 def test_a_sentence_about_the_listener_is_second_person_without_i():
     from ftamem_core.construction.repairs.grounding import to_listener
+
     assert to_listener("You're doing an awesome job looking after yourself and your family!")
     assert not to_listener("I told you about my new job at the bank.")
     assert not to_listener("The bank hired three people.")
@@ -165,20 +233,32 @@ def test_a_statement_refers_back_with_a_pronoun_or_demonstrative():
 
 def test_what_a_turn_tells_leaves_out_what_it_says_to_the_listener():
     from ftamem_core.construction.repairs.grounding import told
-    text = ("Yeah, Oskar. Small changes to the timetable help lots of riders. I'm really impressed with your "
-            "patience! Your advice means a lot to me. Did you sleep?")
+
+    text = (
+        "Yeah, Oskar. Small changes to the timetable help lots of riders. I'm really impressed with your "
+        "patience! Your advice means a lot to me. Did you sleep?"
+    )
     assert told(text) == "Small changes to the timetable help lots of riders."
 
 
 def test_told_share_is_low_for_a_fact_made_of_what_peers_say_to_each_other():
     from ftamem_core.construction.repairs.grounding import told_share
+
     peers = ["Ilse", "Oskar"]
-    turns = [turn(0, "Ilse", "Small changes to the timetable help lots of riders. I'm really impressed with "
-                             "your patience and persistence!"),
-             turn(1, "Oskar", "Thanks, Ilse. Your encouragement means a lot to me. I rewrote the bus timetable.")]
+    turns = [
+        turn(
+            0,
+            "Ilse",
+            "Small changes to the timetable help lots of riders. I'm really impressed with "
+            "your patience and persistence!",
+        ),
+        turn(1, "Oskar", "Thanks, Ilse. Your encouragement means a lot to me. I rewrote the bus timetable."),
+    ]
     # Oskar's patience, praised by Ilse, made Ilse's trait: of its found stems only "timetable" is told
-    assert told_share("Ilse is patient and persistent with the timetable; her encouragement helps Oskar.",
-                      turns, peers) == 0.25
+    assert (
+        told_share("Ilse is patient and persistent with the timetable; her encouragement helps Oskar.", turns, peers)
+        == 0.25
+    )
     assert told_share("Oskar rewrote the bus timetable.", turns, peers) == 1.0
     assert told_share("Ilse likes opera.", turns, peers) == 1.0  # nothing found: the support check's case
 

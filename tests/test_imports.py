@@ -77,7 +77,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_imports_at_module_level_and_in_functions():
     graph = import_graph()
     assert "ftamem_core.storage.store" in graph["ftamem_core.construction.builder"]  # module level
-    assert "ftamem_core.construction.repairs.checks" in graph["ftamem_core.construction.builder"]  # from .repairs.checks import ...
+    assert (
+        "ftamem_core.construction.repairs.checks" in graph["ftamem_core.construction.builder"]
+    )  # from .repairs.checks import ...
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
@@ -101,8 +103,11 @@ def sql_uses(source: str) -> list[str]:
             found.append(f"{node.lineno}: .{node.func.attr}(...)")
         elif isinstance(node, ast.Attribute) and node.attr == "conn":  # the store's sqlite3 connection
             found.append(f"{node.lineno}: .conn")
-        elif (isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Attribute)
-              and node.value.attr == "db"):  # its sqlite-utils database (a bare `args.db` is a path)
+        elif (
+            isinstance(node, (ast.Subscript, ast.Attribute))
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "db"
+        ):  # its sqlite-utils database (a bare `args.db` is a path)
             found.append(f"{node.lineno}: .db")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

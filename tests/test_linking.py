@@ -18,8 +18,14 @@ def stored(store, texts, case_id="c1"):
 
 
 def test_candidates_are_earlier_similar_units_of_the_same_case(store):
-    old = stored(store, ["Maya works night shifts at the hospital", "Maya likes running on Sundays",
-                         "Maya works night shifts and sleeps badly"])
+    old = stored(
+        store,
+        [
+            "Maya works night shifts at the hospital",
+            "Maya likes running on Sundays",
+            "Maya works night shifts and sleeps badly",
+        ],
+    )
     stored(store, ["Maya works night shifts at the hospital every week"], case_id="c2")
     new = old[2]
     found = candidates(store, new, EMB.encode([new.fact.text])[0], limit=5, threshold=0.5)
@@ -36,28 +42,55 @@ def test_reply_may_only_name_the_new_units_and_their_candidates(store):
     assert items["new_id"].get("enum", [items["new_id"].get("const")]) == [f"m{c.id}"]
     assert items["memory_id"]["enum"] == [f"m{a.id}", f"m{b.id}"]
     with pytest.raises(ValidationError):
-        model.model_validate({"memory_updates": [{"new_id": f"m{c.id}", "memory_id": "m999", "relation": "updates",
-                                                  "lifecycle_status": "completed", "completeness": "complete",
-                                                  "relation_confidence": "high"}]})
+        model.model_validate(
+            {
+                "memory_updates": [
+                    {
+                        "new_id": f"m{c.id}",
+                        "memory_id": "m999",
+                        "relation": "updates",
+                        "lifecycle_status": "completed",
+                        "completeness": "complete",
+                        "relation_confidence": "high",
+                    }
+                ]
+            }
+        )
 
 
 def update(new, old, relation="updates", lifecycle="completed", completeness="complete", confidence="high"):
-    return {"new_id": f"m{new.id}", "memory_id": f"m{old.id}", "relation": relation, "lifecycle_status": lifecycle,
-            "completeness": completeness, "relation_confidence": confidence}
+    return {
+        "new_id": f"m{new.id}",
+        "memory_id": f"m{old.id}",
+        "relation": relation,
+        "lifecycle_status": lifecycle,
+        "completeness": completeness,
+        "relation_confidence": confidence,
+    }
 
 
 def test_updates_store_directed_links_and_neighbour_status(store):
     a, b, c = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains"])
     c.time.event_time = "2025-03-10"
-    reply = LinkingReply.model_validate({"memory_updates": [
-        update(c, a),
-        update(c, b, "unknown", "archived", "partial", "low"),
-        update(c, a, "supports", "pending", "partial", "low"),  # a second judgement of the same pair is ignored
-    ]})
+    reply = LinkingReply.model_validate(
+        {
+            "memory_updates": [
+                update(c, a),
+                update(c, b, "unknown", "archived", "partial", "low"),
+                update(c, a, "supports", "pending", "partial", "low"),  # a second judgement of the same pair is ignored
+            ]
+        }
+    )
     outcomes = apply_updates(store, [c], {c.id: [a, b]}, reply)
     assert len(outcomes) == 1
     (link,) = store.links("c1")
-    assert (link.source, link.target, link.relation, link.confidence, link.time) == (c.id, a.id, "updates", "high", "2025-03-10")
+    assert (link.source, link.target, link.relation, link.confidence, link.time) == (
+        c.id,
+        a.id,
+        "updates",
+        "high",
+        "2025-03-10",
+    )
     assert store.links("c1", unit_id=a.id) == [link]  # readable from the older end too
     now_a, now_b = store.get_unit("c1", a.id), store.get_unit("c1", b.id)
     assert (now_a.lifecycle_status, now_a.completeness, now_a.updated_at) == ("completed", "complete", "2025-03-10")
@@ -76,8 +109,10 @@ def test_an_unknown_suggestion_keeps_the_neighbours_known_state(store):
 
 
 def test_only_pairs_shown_are_stored(store):
-    a, b, c, d = stored(store, ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains",
-                                "Maya made up with Lena"])
+    a, b, c, d = stored(
+        store,
+        ["Maya plans to buy curtains", "Maya argued with Lena", "Maya bought the curtains", "Maya made up with Lena"],
+    )
     reply = LinkingReply.model_validate({"memory_updates": [update(c, b), update(d, b), update(d, a)]})
     outcomes = apply_updates(store, [c, d], {c.id: [a], d.id: [b]}, reply)
     assert [(o.link.source, o.link.target) for o in outcomes] == [(d.id, b.id)]  # c-b and d-a were not shown
@@ -97,18 +132,29 @@ def test_a_persons_correction_wins_over_the_model_and_the_models_change_is_in_th
 
     a, b, c = stored(store, ["Maya plans to buy curtains", "Maya plans to call Lena", "Maya bought the curtains"])
     edit_unit(store, None, "c1", a.id, {"lifecycle_status": "pending"}, a.version, "Dr. Lee", "she has not bought them")
-    reply = LinkingReply.model_validate({"memory_updates": [update(c, a, lifecycle="completed", completeness="partial"),
-                                                            update(c, b, lifecycle="archived")]})
+    reply = LinkingReply.model_validate(
+        {
+            "memory_updates": [
+                update(c, a, lifecycle="completed", completeness="partial"),
+                update(c, b, lifecycle="archived"),
+            ]
+        }
+    )
     apply_updates(store, [c], {c.id: [a, b]}, reply)
     kept = store.get_unit("c1", a.id)
     assert kept.lifecycle_status == "pending"  # the counselor's correction stands
     assert kept.completeness == "partial"  # a field nobody corrected follows the model
     assert store.get_unit("c1", b.id).lifecycle_status == "archived"
-    model_rows = [h for h in history(store, "c1", "unit", a.id) + history(store, "c1", "unit", b.id)
-                  if h["action"] == "model_edit"]
+    model_rows = [
+        h
+        for h in history(store, "c1", "unit", a.id) + history(store, "c1", "unit", b.id)
+        if h["action"] == "model_edit"
+    ]
     assert {(h["object_id"], h["field"], h["new"], h["who"]) for h in model_rows} == {
-        (a.id, "completeness", "partial", "linking"), (b.id, "lifecycle_status", "archived", "linking"),
-        (b.id, "completeness", "complete", "linking")}
+        (a.id, "completeness", "partial", "linking"),
+        (b.id, "lifecycle_status", "archived", "linking"),
+        (b.id, "completeness", "complete", "linking"),
+    }
 
 
 def test_a_unit_deleted_while_the_build_links_is_skipped(store):
@@ -120,7 +166,9 @@ def test_a_unit_deleted_while_the_build_links_is_skipped(store):
 
 
 def test_with_lifecycle_by_relation_only_a_reporting_relation_changes_a_lifecycle(store):
-    plan, again, done = stored(store, ["Maya plans to buy curtains", "Maya still wants curtains", "Maya bought the curtains"])
+    plan, again, done = stored(
+        store, ["Maya plans to buy curtains", "Maya still wants curtains", "Maya bought the curtains"]
+    )
     store.set_unit_status("c1", plan.id, "pending", "partial", None)
     reply = LinkingReply.model_validate({"memory_updates": [update(again, plan, "same_episode_as", "completed")]})
     apply_updates(store, [again], {again.id: [plan]}, reply, lifecycle_by_relation=True)

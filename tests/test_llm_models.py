@@ -26,8 +26,11 @@ class Feeling(BaseModel):
 
 MESSAGES = [
     {"role": "system", "content": "You extract facts from dialogue. Reply with JSON only."},
-    {"role": "user", "content": 'Maya: "My coworker Omar says I look terrible. I slept four hours and I am '
-                                'completely exhausted." Give her emotion, her hours of sleep and the coworker\'s name.'},
+    {
+        "role": "user",
+        "content": 'Maya: "My coworker Omar says I look terrible. I slept four hours and I am '
+        "completely exhausted.\" Give her emotion, her hours of sleep and the coworker's name.",
+    },
 ]
 
 
@@ -69,15 +72,35 @@ def test_in_process_model_is_shared_safely_between_threads(model_path):
 def llama_server(model_path):
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
-    yield from (url for _ in serve(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "qwen-0.5b",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"], f"{url}/models", 120))
+    yield from (
+        url
+        for _ in serve(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model_path),
+                "--model_alias",
+                "qwen-0.5b",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "2048",
+            ],
+            f"{url}/models",
+            120,
+        )
+    )
 
 
 def test_openai_client_against_llama_cpp_server(llama_server):
     records = []
-    llm = OpenAICompatLLM(LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b"),
-                          recorder=records.append)
+    llm = OpenAICompatLLM(
+        LLMConfig(backend="openai", base_url=llama_server, model="qwen-0.5b"), recorder=records.append
+    )
     assert llm.dialect == "json_object"  # detected: the server is not vLLM
     value, record = llm.structured("check", MESSAGES, Feeling, temperature=0.0, max_tokens=64)
     assert value.hours_of_sleep == 4
@@ -115,8 +138,9 @@ def test_prompt_prefix_state_is_kept_on_disk_and_spares_a_new_process_the_instru
     llm_module.forget_prompts()
     assert llm.warm(["rewrite"]) == {"rewrite": "disk"}
     llama_cpp.llama_perf_context_reset(model._ctx.ctx)
-    messages = load_prompt("rewrite").messages(people="Ines, Tomas", dates="2024-02-01",
-                                               question="When did Ines start pottery classes?")
+    messages = load_prompt("rewrite").messages(
+        people="Ines, Tomas", dates="2024-02-01", question="When did Ines start pottery classes?"
+    )
     _, call = llm.structured("rewrite", messages, RewriteReply, max_tokens=200)
     evaluated = llama_cpp.llama_perf_context(model._ctx.ctx).n_p_eval
     # only what follows the saved instructions is read (a few more tokens where the prefix was cut:
@@ -140,8 +164,9 @@ def test_a_warmed_stage_reads_the_prompt_cache_but_saves_nothing_to_it(model_pat
     llm.warm(["rewrite"])
     model, _ = llm_module._llama(model_path, llm.config)
     held = set(model.cache.cache_state)
-    messages = load_prompt("rewrite").messages(people="Ines, Tomas", dates="2024-02-01",
-                                               question="When did Ines start pottery classes?")
+    messages = load_prompt("rewrite").messages(
+        people="Ines, Tomas", dates="2024-02-01", question="When did Ines start pottery classes?"
+    )
     llm.structured("rewrite", messages, RewriteReply, max_tokens=200)
     assert set(model.cache.cache_state) == held  # read (the prefix), not written: 0.7 s saved a call
     llm.structured("rewrite-unwarmed", messages, RewriteReply, max_tokens=200)

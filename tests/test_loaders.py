@@ -102,17 +102,34 @@ def test_unreadable_time_is_kept_as_text():
     [
         ('{"id": "x", "sessions": [{"turns": [{"role": "user", "text": "hi"}', "line 1 column 67", "invalid JSON"),
         ('{"id": "x", "sessions": [{"turns": [{"role": "user"}]}]}', "$.sessions[0].turns[0]", "missing key 'text'"),
-        ('{"id": "x", "sessions": [{"turns": [{"role": "user", "text": ["a"]}]}]}', "$.sessions[0].turns[0].text", "expected a string"),
+        (
+            '{"id": "x", "sessions": [{"turns": [{"role": "user", "text": ["a"]}]}]}',
+            "$.sessions[0].turns[0].text",
+            "expected a string",
+        ),
         ('{"id": "x", "sessions": [{"turns": []}]}', "$.sessions[0].turns", "session has no turns"),
         ('{"id": "x", "sessions": []}', "$.sessions", "no sessions"),
-        ('{"id": "x", "sessions": [{"turns": [{"role": "boss", "text": "hi"}]}]}', "$.sessions[0].turns[0].role", "expected one of"),
+        (
+            '{"id": "x", "sessions": [{"turns": [{"role": "boss", "text": "hi"}]}]}',
+            "$.sessions[0].turns[0].role",
+            "expected one of",
+        ),
         ('{"id": "x", "sessions": "none"}', "$.sessions", "expected a list"),
-        ('[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": [{"speaker": "A"}]}}]',
-         "$[0].conversation.session_1[0]", "missing key 'text'"),
-        ('[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": []}}]',
-         "$[0].conversation.session_1", "session has no turns"),
-        ('[{"id": "m", "dialog_history": [{"id": "s1", "dialogue": [{"idx": 0, "role": "seeker", "content": 5.5, "x": 1}, {"idx": 1, "role": "robot", "content": "hi"}]}]}]',
-         "$[0].dialog_history[0].dialogue[1].role", "expected 'seeker' or 'supporter'"),
+        (
+            '[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": [{"speaker": "A"}]}}]',
+            "$[0].conversation.session_1[0]",
+            "missing key 'text'",
+        ),
+        (
+            '[{"sample_id": "c", "conversation": {"speaker_a": "A", "speaker_b": "B", "session_1": []}}]',
+            "$[0].conversation.session_1",
+            "session has no turns",
+        ),
+        (
+            '[{"id": "m", "dialog_history": [{"id": "s1", "dialogue": [{"idx": 0, "role": "seeker", "content": 5.5, "x": 1}, {"idx": 1, "role": "robot", "content": "hi"}]}]}]',
+            "$[0].dialog_history[0].dialogue[1].role",
+            "expected 'seeker' or 'supporter'",
+        ),
     ],
 )
 def test_malformed_json_names_place_and_problem(tmp_path, content, place, problem):
@@ -171,14 +188,17 @@ def test_ingest_one_case_of_many(store):
         ingest_file(store, LOCOMO, only=["nope"])
 
 
-@pytest.mark.parametrize("body", [
-    "## Session 2025-03-02\nMaya:" + " " * 1_000_000 + "x\n",  # a turn of spaces: read, then refused as too long
-    "## Session 2025-03-02\nMaya" + " " * 1_000_000 + "x: hello\n",  # spaces where a speaker name goes
-    "## Session 2025-03-02\n" + "y" + " " * 1_000_000 + "z\n",
-    "# Case: a" + " " * 1_000_000 + "b\n## Session x\nMaya: hi\n",
-    "## Session 2025" + " " * 1_000_000 + "-03-02 x\nMaya: hi\n",
-    "## Session 2025-03-02\nMaya: " + "word " * 1_000_000 + "\n",  # a 5 MB single line
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "## Session 2025-03-02\nMaya:" + " " * 1_000_000 + "x\n",  # a turn of spaces: read, then refused as too long
+        "## Session 2025-03-02\nMaya" + " " * 1_000_000 + "x: hello\n",  # spaces where a speaker name goes
+        "## Session 2025-03-02\n" + "y" + " " * 1_000_000 + "z\n",
+        "# Case: a" + " " * 1_000_000 + "b\n## Session x\nMaya: hi\n",
+        "## Session 2025" + " " * 1_000_000 + "-03-02 x\nMaya: hi\n",
+        "## Session 2025-03-02\nMaya: " + "word " * 1_000_000 + "\n",  # a 5 MB single line
+    ],
+)
 def test_transcript_lines_of_any_length_parse_in_one_pass(tmp_path, body):
     """The turn pattern once backtracked quadratically on runs of spaces (8,000 took 7 s; a
     million would take hours): each of these is now parsed or refused at once."""
@@ -204,18 +224,30 @@ def test_a_speaker_with_spaces_and_a_role_still_parses(tmp_path):
 
 
 def _esmemeval(name):
-    return [{"id": "s1", "basic_info": {"name": name}, "dialog_history": [
-        {"id": "d1", "timestamp": "2025-03-02", "dialogue": [{"role": "seeker", "content": "hi"}]}]}]
+    return [
+        {
+            "id": "s1",
+            "basic_info": {"name": name},
+            "dialog_history": [
+                {"id": "d1", "timestamp": "2025-03-02", "dialogue": [{"role": "seeker", "content": "hi"}]}
+            ],
+        }
+    ]
 
 
-@pytest.mark.parametrize("content, problem", [
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ('{"x": ' + "9" * 5000 + "}", "invalid JSON"),
-    (json.dumps([{"case": "c", "session": "s", "speaker": "A", "text": "hi \ud800"}]), "lone surrogate"),
-    (json.dumps(_esmemeval(["not", "a", "name"])), "basic_info.name: expected a string or an integer"),
-    (json.dumps({"id": "", "sessions": [{"id": "s", "turns": [{"speaker": "A", "text": "hi"}]}]}),
-     "id: String should have at least 1 character"),  # a value the models refuse
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"x": ' + "9" * 5000 + "}", "invalid JSON"),
+        (json.dumps([{"case": "c", "session": "s", "speaker": "A", "text": "hi \ud800"}]), "lone surrogate"),
+        (json.dumps(_esmemeval(["not", "a", "name"])), "basic_info.name: expected a string or an integer"),
+        (
+            json.dumps({"id": "", "sessions": [{"id": "s", "turns": [{"speaker": "A", "text": "hi"}]}]}),
+            "id: String should have at least 1 character",
+        ),  # a value the models refuse
+    ],
+)
 def test_hostile_json_gets_one_readable_line_and_stores_nothing(tmp_path, store, content, problem):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -235,8 +267,16 @@ def test_hostile_json_through_the_command_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "nested too deeply" in err
 
 
-@pytest.mark.parametrize("name, expected", [("..", "upload"), ("../../etc/passwd", "passwd"), ("/", "upload"),
-                                            ("maya notes.txt", "maya_notes.txt"), (".hidden.json", "hidden.json")])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("..", "upload"),
+        ("../../etc/passwd", "passwd"),
+        ("/", "upload"),
+        ("maya notes.txt", "maya_notes.txt"),
+        (".hidden.json", "hidden.json"),
+    ],
+)
 def test_uploaded_file_names_stay_inside_the_temporary_folder(tmp_path, name, expected):
     from ftamem_core.ingest import upload_name
 

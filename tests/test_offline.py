@@ -45,7 +45,12 @@ def test_a_build_every_page_and_an_ask_make_no_outbound_connection(app, attempts
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")
     # The real embedder (the packaged MiniLM), as the app uses it; a scripted model.
-    Builder(store, Pipeline().llm(), Embedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False)).build("sample-daniel")
+    Builder(
+        store,
+        Pipeline().llm(),
+        Embedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    ).build("sample-daniel")
     assert store.units("sample-daniel")
     for page in PAGES:
         at = open_page(page)

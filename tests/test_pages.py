@@ -19,21 +19,48 @@ from conftest import ROOT, SAMPLE
 from scripted import HashEmbedder, Pipeline
 from test_app import _NavigationPagesManager
 
-PAGES = ["pages/cases.py", "pages/build.py", "pages/memory.py", "pages/graph.py", "pages/ask.py", "pages/privacy.py",
-         "pages/audit.py", "pages/evaluate.py"]
+PAGES = [
+    "pages/cases.py",
+    "pages/build.py",
+    "pages/memory.py",
+    "pages/graph.py",
+    "pages/ask.py",
+    "pages/privacy.py",
+    "pages/audit.py",
+    "pages/evaluate.py",
+]
 SCRIPT = {
     "segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
-    "extraction": {"memory_units": [{"completes": "none", "summary": "a fact", "content_type": "event",
-                                     "time_orientation": "past", "event_time_expression": "unknown",
-                                     "event_time": "unknown",
-                                     "content": {"text": "Daniel talked about his father.", "participants": ["Daniel"],
-                                                 "emotion_or_state": "worried", "intention_or_plan": "unknown",
-                                                 "relation_cues": "unknown"},
-                                     "evidence_turn_span": [0, 100000], "status": "complete"}]},
+    "extraction": {
+        "memory_units": [
+            {
+                "completes": "none",
+                "summary": "a fact",
+                "content_type": "event",
+                "time_orientation": "past",
+                "event_time_expression": "unknown",
+                "event_time": "unknown",
+                "content": {
+                    "text": "Daniel talked about his father.",
+                    "participants": ["Daniel"],
+                    "emotion_or_state": "worried",
+                    "intention_or_plan": "unknown",
+                    "relation_cues": "unknown",
+                },
+                "evidence_turn_span": [0, 100000],
+                "status": "complete",
+            }
+        ]
+    },
     "linking": {"memory_updates": []},
     "longitudinal": {"semantic": [], "support": []},
-    "rewrite": {"query": "Daniel father care home", "people": ["Daniel"], "time_expressions": [],
-                "content_types": ["event"], "affect_terms": []},
+    "rewrite": {
+        "query": "Daniel father care home",
+        "people": ["Daniel"],
+        "time_expressions": [],
+        "content_types": ["event"],
+        "affect_terms": [],
+    },
     "answer": {"answer": "October 3, 2025 ![x](//example.invalid/p.png)", "cited_unit_ids": []},
 }
 
@@ -68,7 +95,12 @@ def open_page(page: str) -> AppTest:
 def built(db) -> Store:
     store = Store(db)
     ingest_file(store, SAMPLE, consent_by="test")
-    Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False)).build("sample-daniel")
+    Builder(
+        store,
+        Pipeline().llm(),
+        HashEmbedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    ).build("sample-daniel")
     return store
 
 
@@ -120,22 +152,37 @@ def test_build_page_shows_each_kind_of_build_event(app):
     next(b for b in at.button if b.label == "Start / resume build").click().run()
     wait_until_built(store)
     a, b = [u.id for u in store.units("sample-daniel")][:2]
-    ui.jobs().get("sample-daniel").events.extend([
-        ev.Fused(carried="p", candidate="c", fused="Daniel's father moved."), ev.TurnsCut(turns=[3], limit=4000),
-        ev.CoveragePass(turns=[5]), ev.VerbatimKept(turns=[7]), ev.DuplicateMerged(kept="k", dropped="Same again."),
-        ev.FactSplit(fact="Two things.", into=["One.", "Two."]), ev.Unsupported(fact="Made up.", support=0.25),
-        ev.ToldToEachOther(fact="Kind words.", told=0.2), ev.SpeakerUnresolved(fact="Who said it."),
-        ev.LinkAdded(link=Link(source=b, target=a, relation="supports", confidence="high"), neighbour_status="ongoing")])
+    ui.jobs().get("sample-daniel").events.extend(
+        [
+            ev.Fused(carried="p", candidate="c", fused="Daniel's father moved."),
+            ev.TurnsCut(turns=[3], limit=4000),
+            ev.CoveragePass(turns=[5]),
+            ev.VerbatimKept(turns=[7]),
+            ev.DuplicateMerged(kept="k", dropped="Same again."),
+            ev.FactSplit(fact="Two things.", into=["One.", "Two."]),
+            ev.Unsupported(fact="Made up.", support=0.25),
+            ev.ToldToEachOther(fact="Kind words.", told=0.2),
+            ev.SpeakerUnresolved(fact="Who said it."),
+            ev.LinkAdded(
+                link=Link(source=b, target=a, relation="supports", confidence="high"), neighbour_status="ongoing"
+            ),
+        ]
+    )
     at.run()
     assert not at.exception
     shown = [t.value for t in at.text] + [c.value for c in at.caption]
-    for expected in ["fused: Daniel's father moved.", "turns 4 cut to fit the prompt (4,000 characters",  # from 1
-                     "coverage pass for turns 6", "turns in no unit kept in their own words: 8",
-                     "merged a near-duplicate: Same again.", "split into 2 units: Two things.",
-                     "dropped, not in its turns (25% of its words): Made up.",
-                     "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
-                     "dropped, no naming of the speakers fits its turns: Who said it.",
-                     ui.plain(f"m{b} supports m{a} (high confidence)")]:
+    for expected in [
+        "fused: Daniel's father moved.",
+        "turns 4 cut to fit the prompt (4,000 characters",  # from 1
+        "coverage pass for turns 6",
+        "turns in no unit kept in their own words: 8",
+        "merged a near-duplicate: Same again.",
+        "split into 2 units: Two things.",
+        "dropped, not in its turns (25% of its words): Made up.",
+        "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
+        "dropped, no naming of the speakers fits its turns: Who said it.",
+        ui.plain(f"m{b} supports m{a} (high confidence)"),
+    ]:
         assert any(expected in text for text in shown), expected
 
 
@@ -298,7 +345,9 @@ def test_graph_page_deletes_a_link(app):
     at.text_input(key="confirm-link-delete-reason").input("not related").run()
     next(b for b in at.button if b.key == "confirm-link-delete-yes").click().run()
     assert not at.exception
-    assert len(store.links("sample-daniel")) == len(before) - 1 and chosen not in {l.id for l in store.links("sample-daniel")}
+    assert len(store.links("sample-daniel")) == len(before) - 1 and chosen not in {
+        l.id for l in store.links("sample-daniel")
+    }
     (row,) = [h for h in history(store, "sample-daniel", "link", chosen) if h["action"] == "delete"]
     assert row["who"] == "Dr. Lee" and row["reason"] == "not related"
 
@@ -319,6 +368,7 @@ def test_ask_page_shows_answer_and_trace(app):
 
 def test_plain_escapes_markdown_and_html():
     import ui
+
     assert ui.plain("![x](//h/p.png) <b>*b*</b>") == r"\!\[x\]\(//h/p\.png\) \<b\>\*b\*\</b\>"
     # Bare URLs, www. names and addresses, which GFM links after escaping, get an invisible break.
     assert ui.plain("http://h.org www.h.org a@h.org") == "http\\:\u2060//h\\.org www\u2060\\.h\\.org a@\u2060h\\.org"
@@ -465,10 +515,23 @@ def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_whic
 
     store = built(app)
     first, second = store.units("sample-daniel")[:2]
-    edit_unit(store, None, "sample-daniel", first.id, {"fact.text": "Daniel's father moved."}, first.version, "Dr. Lee",
-              "wrong subject")
+    edit_unit(
+        store,
+        None,
+        "sample-daniel",
+        first.id,
+        {"fact.text": "Daniel's father moved."},
+        first.version,
+        "Dr. Lee",
+        "wrong subject",
+    )
     delete_unit(store, "sample-daniel", second.id, "Dr. Lee", "not what he said")
-    builder = Builder(store, Pipeline().llm(), HashEmbedder(), load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False))
+    builder = Builder(
+        store,
+        Pipeline().llm(),
+        HashEmbedder(),
+        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+    )
     with pytest.raises(CorrectionsAtRisk) as refused:
         builder.build("sample-daniel", from_scratch=True)
     message = str(refused.value)
@@ -623,6 +686,7 @@ def test_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_opens_nothing(a
 
     gone = store.units("sample-daniel")[0]
     from ftamem_core.governance.editing import delete_unit
+
     delete_unit(store, "sample-daniel", gone.id, "Dr. Lee", "not said")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.query_params["case"] = "sample-daniel"
@@ -642,7 +706,9 @@ def test_people_read_sessions_from_1_words_dates_and_dashes(app):
     at = memory_page()
     card = [t.value for t in at.text]
     assert any(t.startswith("Fact [event]") for t in card)
-    assert not any("unknown" in t or "_" in t.split(":")[0] for t in card if t.startswith(("Time", "Feeling", "Relations")))
+    assert not any(
+        "unknown" in t or "_" in t.split(":")[0] for t in card if t.startswith(("Time", "Feeling", "Relations"))
+    )
     assert any(t.startswith("Relations: —") for t in card)
     table = at.dataframe[0].value
     assert "0" not in {str(v) for v in table["session"]}  # sessions counted from 1
@@ -664,11 +730,20 @@ def test_people_read_sessions_from_1_words_dates_and_dashes(app):
 
 def test_display_helpers():
     from ftamem_core.display import date, history_rows, number, word
+
     assert word("support_interaction") == "support interaction" and word("unknown") == "—" and word(None) == "—"
     assert date("2025-09-12T10:00:00+00:00") == "12 September 2025" and date("") == "—"
     assert number(0) == "1" and number(None) == "—"
-    assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == \
-        ["who", "when", "what", "why", "of", "field", "was", "became"]  # no row or case ids
+    assert list(history_rows([{"id": 1, "at": None, "who": "a", "action": "model_edit", "reason": ""}])[0]) == [
+        "who",
+        "when",
+        "what",
+        "why",
+        "of",
+        "field",
+        "was",
+        "became",
+    ]  # no row or case ids
 
 
 def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(app):
@@ -686,4 +761,6 @@ def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(
     assert saved.time.event_time_expression == "last July" and saved.affect.relation_cues == "father of Daniel"
     fields = {h["field"]: h for h in history(store, "sample-daniel", "unit", first.id)}
     assert {"fact.participants", "time.event_time_expression", "affect.relation_cues"} <= set(fields)
-    assert fields["affect.relation_cues"]["reason"] == "heard again" and fields["affect.relation_cues"]["who"] == "Dr. Lee"
+    assert (
+        fields["affect.relation_cues"]["reason"] == "heard again" and fields["affect.relation_cues"]["who"] == "Dr. Lee"
+    )

@@ -56,13 +56,17 @@ def _echo(messages):
 
 def test_deleting_a_unit_removes_its_history_text_and_the_entries_derived_from_it(store):
     store.ingest([make_doc("c1")])
-    a, b = store.add_units("c1", [make_unit("c1", "Maya sleeps four hours"), make_unit("c1", "Maya runs")],
-                           random_vectors(2))
+    a, b = store.add_units(
+        "c1", [make_unit("c1", "Maya sleeps four hours"), make_unit("c1", "Maya runs")], random_vectors(2)
+    )
     edit_unit(store, None, "c1", a, {"fact.text": "Maya sleeps five hours"}, 1, "Dr. Lee", "typo")
-    store.save_semantic("c1", [SemanticEntry(kind="situation", text="Maya sleeps badly", source_unit_ids=[a, b],
-                                             updated_at=utcnow()),
-                               SemanticEntry(kind="situation", text="Maya runs", source_unit_ids=[b],
-                                             updated_at=utcnow())])
+    store.save_semantic(
+        "c1",
+        [
+            SemanticEntry(kind="situation", text="Maya sleeps badly", source_unit_ids=[a, b], updated_at=utcnow()),
+            SemanticEntry(kind="situation", text="Maya runs", source_unit_ids=[b], updated_at=utcnow()),
+        ],
+    )
     with pytest.raises(StoreError, match="why"):
         delete_unit(store, "c1", a, "Dr. Lee", " ")
     delete_unit(store, "c1", a, "Dr. Lee", "asked by the client")
@@ -104,9 +108,14 @@ def test_an_old_store_is_migrated_to_ids_that_are_never_reused(tmp_path):
         migrations.MIGRATIONS[:] = saved
     conn.execute("INSERT INTO cases (id, created_at) VALUES ('c1', 'x')")
     for i in (1, 2):
-        conn.execute("INSERT INTO units (id, case_id, fact_text, content_type, evidence_start, evidence_end,"
-                     " created_at, updated_at) VALUES (?, 'c1', ?, 'event', 0, 0, 'x', 'x')", (i, f"unit {i}"))
-    conn.execute("INSERT INTO links (case_id, source, target, relation, created_at) VALUES ('c1', 2, 1, 'supports', 'x')")
+        conn.execute(
+            "INSERT INTO units (id, case_id, fact_text, content_type, evidence_start, evidence_end,"
+            " created_at, updated_at) VALUES (?, 'c1', ?, 'event', 0, 0, 'x', 'x')",
+            (i, f"unit {i}"),
+        )
+    conn.execute(
+        "INSERT INTO links (case_id, source, target, relation, created_at) VALUES ('c1', 2, 1, 'supports', 'x')"
+    )
     conn.close()
     store = Store(path)
     assert "0004_privacy" in store.applied_migrations
@@ -127,8 +136,9 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
     store.add_links("c1", [Link(source=c, target=a, relation="updates")])
     edit_unit(store, None, "c1", b, {"disputed": True}, 1, "Dr. Lee", "not what she said")
     edit_unit(store, None, "c1", c, {"disputed": True}, 1, "Dr. Lee", "not what she said")
-    scored = score_candidates(store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10,
-                              ablations=Ablations(), score_all_below=100)
+    scored = score_candidates(
+        store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations(), score_all_below=100
+    )
     kept = {int(i) for i, k in zip(scored.ids, scored.kept) if k}
     assert kept == {a} and scored.reasons[list(scored.ids).index(b)] == "disputed"
     assert expand(store, "c1", [a], 1) == []  # its disputed neighbour is not added either
@@ -164,8 +174,15 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
     base = load_settings(environ={}, tau=-1.0, turn_channel=0)
     trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base, ablations=PRESETS["no_rewrite"])
     assert b not in trace.shown_unit_ids and trace.settings["retrieve_archived"] is False
-    trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base.with_overrides(retrieve_archived=True),
-                ablations=PRESETS["no_rewrite"])
+    trace = ask(
+        store,
+        "c1",
+        "q",
+        ScriptedLLM([reply]),
+        Vectors(),
+        base.with_overrides(retrieve_archived=True),
+        ablations=PRESETS["no_rewrite"],
+    )
     assert b in trace.shown_unit_ids and "now archived" in trace.packet_text
 
 
@@ -182,8 +199,21 @@ def test_export_and_import_round_trip_every_table(tmp_path, capsys):
     unit = source.units("c1")[0]
     edit_unit(source, HashEmbedder(), "c1", unit.id, {"fact.text": "Corrected by hand"}, unit.version, "Dr. Lee", "fix")
     exported = _tables(source, "c1")
-    assert all(exported[t] for t in ("cases", "turns", "units", "unit_vectors", "segments", "builds", "llm_calls",
-                                     "history", "consent_log", "build_sessions"))
+    assert all(
+        exported[t]
+        for t in (
+            "cases",
+            "turns",
+            "units",
+            "unit_vectors",
+            "segments",
+            "builds",
+            "llm_calls",
+            "history",
+            "consent_log",
+            "build_sessions",
+        )
+    )
     out = tmp_path / "export.json"
     assert main(["--db", str(tmp_path / "a.db"), "export", "c1", "--out", str(out)]) == 0
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
@@ -242,8 +272,16 @@ def test_erasure_leaves_the_marker_in_no_file_and_the_other_case_unchanged(tmp_p
     built(store, "c2")
     assert any(marker in u.fact.text for u in store.units("c1"))
     unit = next(u for u in store.units("c1") if marker in u.fact.text)
-    edit_unit(store, HashEmbedder(), "c1", unit.id, {"affect.emotion_or_state": f"worried about {marker}"},
-              unit.version, "Dr. Lee", "feeling")
+    edit_unit(
+        store,
+        HashEmbedder(),
+        "c1",
+        unit.id,
+        {"affect.emotion_or_state": f"worried about {marker}"},
+        unit.version,
+        "Dr. Lee",
+        "feeling",
+    )
     other = (store.units("c2"), store.links("c2"), store.semantic("c2"), store.stored_vectors("c2")[1].copy())
     capsys.readouterr()
     assert main(["--db", str(db), "export", "c1"]) == 0  # to standard output: the person takes it away
@@ -382,8 +420,11 @@ def test_an_export_written_before_a_column_was_added_imports_with_its_default(tm
 def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, table):
     def huge(tables):  # one more row, with the largest id SQLite has
         if table == "access_log":
-            tables["access_log"] = [{"id": 1, "case_id": "x", "who": "a", "action": "view", "detail": "", "at": utcnow()}]
+            tables["access_log"] = [
+                {"id": 1, "case_id": "x", "who": "a", "action": "view", "detail": "", "at": utcnow()}
+            ]
         tables[table].append({**tables[table][-1], "id": BIG})
+
     doc = _crafted(tmp_path, huge)
     store = built(Store(tmp_path / "m.db"), "c1")  # a store that already holds another case
     assert privacy.import_case(store, doc) == "x"
@@ -417,23 +458,50 @@ def _session_of_c1(tables, store):
     tables["units"][0]["session_id"] = store.sessions("c1")[0].id
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda t: t["units"][0].update(session_id=999), "not part of this case"),
-    (lambda t: t["links"].append({"id": 5, "case_id": "x", "source": 1, "target": 10**6, "relation": "supports",
-                                  "confidence": "high", "time": None, "created_at": utcnow()}), "not part of"),
-    (lambda t: t["semantic_memory"].append({"id": 9, "case_id": "x", "kind": "situation", "text": "t",
-                                            "source_unit_ids": "[123456]", "updated_at": utcnow(),
-                                            "session_id": None}), "not part of"),
-    (lambda t: t["units"][0].update(evidence_start="three"), "not of type INTEGER"),
-    (lambda t: t["units"][0].update(participants="not json"), "not valid"),
-    (lambda t: t["units"][0].update(content_type="anything"), "not valid"),
-    (lambda t: t["sessions"][0].update(meta="[1]"), "not valid"),
-    (lambda t: t["consent_log"][0].update(state="maybe"), "not valid"),
-    (lambda t: t["cases"][0].update(created_at="not a date"), "not valid"),
-    (lambda t: t["cases"][0].update(retention_days=999999999), "not valid"),
-    (lambda t: t["unit_vectors"][0].update(vector={"base64": "AAAA"}), "not valid"),
-    (lambda t: t["turns"][0].update(text=None), "has no text"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: t["units"][0].update(session_id=999), "not part of this case"),
+        (
+            lambda t: t["links"].append(
+                {
+                    "id": 5,
+                    "case_id": "x",
+                    "source": 1,
+                    "target": 10**6,
+                    "relation": "supports",
+                    "confidence": "high",
+                    "time": None,
+                    "created_at": utcnow(),
+                }
+            ),
+            "not part of",
+        ),
+        (
+            lambda t: t["semantic_memory"].append(
+                {
+                    "id": 9,
+                    "case_id": "x",
+                    "kind": "situation",
+                    "text": "t",
+                    "source_unit_ids": "[123456]",
+                    "updated_at": utcnow(),
+                    "session_id": None,
+                }
+            ),
+            "not part of",
+        ),
+        (lambda t: t["units"][0].update(evidence_start="three"), "not of type INTEGER"),
+        (lambda t: t["units"][0].update(participants="not json"), "not valid"),
+        (lambda t: t["units"][0].update(content_type="anything"), "not valid"),
+        (lambda t: t["sessions"][0].update(meta="[1]"), "not valid"),
+        (lambda t: t["consent_log"][0].update(state="maybe"), "not valid"),
+        (lambda t: t["cases"][0].update(created_at="not a date"), "not valid"),
+        (lambda t: t["cases"][0].update(retention_days=999999999), "not valid"),
+        (lambda t: t["unit_vectors"][0].update(vector={"base64": "AAAA"}), "not valid"),
+        (lambda t: t["turns"][0].update(text=None), "has no text"),
+    ],
+)
 def test_item1_a_crafted_import_is_refused_and_writes_nothing(tmp_path, change, message):
     doc = _crafted(tmp_path, change)
     store = built(Store(tmp_path / "m.db"), "c1")
@@ -476,8 +544,9 @@ def test_item2_retention_is_bounded_everywhere(tmp_path, capsys):
         load_settings(db_path=db, retention_days=999999999)
 
 
-@pytest.mark.parametrize("column, value", [("created_at", "not a date"), ("created_at", "9999-12-30"),
-                                           ("retention_days", 999999999)])
+@pytest.mark.parametrize(
+    "column, value", [("created_at", "not a date"), ("created_at", "9999-12-30"), ("retention_days", 999999999)]
+)
 def test_item2_a_case_whose_retention_cannot_be_evaluated_is_skipped_and_said(tmp_path, capsys, column, value):
     db = str(tmp_path / "m.db")
     store = Store(db)

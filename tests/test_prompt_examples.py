@@ -10,8 +10,27 @@ from conftest import ROOT, SHARED_DATA
 from ftamem_core.llm.prompts import PROMPT_DIR
 
 PROMPTS = sorted(p for p in PROMPT_DIR.iterdir() if p.name.endswith(".md"))
-CALENDAR = {"January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-            "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+CALENDAR = {
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+}
 
 
 def data_files() -> list[Path]:

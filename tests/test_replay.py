@@ -85,8 +85,12 @@ def test_a_recording_without_digests_is_served_in_order_across_builds(tmp_path):
     in turn, the second taking up where the first stopped."""
     path, legacy = tmp_path / "replies.jsonl", tmp_path / "legacy.jsonl"
     first, second = built(Replaying(Pipeline().llm(), record=path)), built(Replaying(OtherFacts().llm(), record=path))
-    legacy.write_text("".join(json.dumps({k: v for k, v in json.loads(line).items() if k != "request"}) + "\n"
-                              for line in path.read_text().splitlines()))
+    legacy.write_text(
+        "".join(
+            json.dumps({k: v for k, v in json.loads(line).items() if k != "request"}) + "\n"
+            for line in path.read_text().splitlines()
+        )
+    )
     recording = Recording(legacy, ("segmentation", "extraction", "linking", "longitudinal"))
     replays = [Replaying(Pipeline().llm(), replay=recording) for _ in range(2)]
     assert [facts(built(r)) for r in replays] == [facts(first), facts(second)]

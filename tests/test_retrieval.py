@@ -9,7 +9,15 @@ from ftamem_core.config import PRESETS, Ablations, load_settings
 from ftamem_core.retrieval.inference import ask
 from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Link, Turn
-from ftamem_core.retrieval.packet import HEADINGS, MemoryPacket, approx_tokens, build_packet, expand, render, render_unit
+from ftamem_core.retrieval.packet import (
+    HEADINGS,
+    MemoryPacket,
+    approx_tokens,
+    build_packet,
+    expand,
+    render,
+    render_unit,
+)
 from ftamem_core.retrieval.ranking import Cues, heuristic_cues, score_candidates
 
 from conftest import consented, make_doc, make_unit
@@ -30,10 +38,37 @@ def memory(store):
     specs = [
         ("Maya was moved to night shifts by her manager", 0, 1, s1, "event", "2025-02-16", ["Maya"], "exhausted"),
         ("Maya sleeps four hours a day", 2, 3, s1, "current_state", "unknown", ["Maya"], "tired"),
-        ("Omar suggested blackout curtains to Maya", 4, 5, s1, "support_interaction", "unknown", ["Maya", "Omar"], "hopeful"),
+        (
+            "Omar suggested blackout curtains to Maya",
+            4,
+            5,
+            s1,
+            "support_interaction",
+            "unknown",
+            ["Maya", "Omar"],
+            "hopeful",
+        ),
         ("Maya bought blackout curtains and sleeps six hours", 6, 7, s2, "event", "2025-03-10", ["Maya"], "relieved"),
-        ("Maya argued with her sister Lena about their father", 8, 9, s2, "relationship_event", "2025-03-14", ["Maya", "Lena"], "angry"),
-        ("Maya plans to ask Lena for help with the night shifts", 10, 11, s2, "homework_or_plan", "unknown", ["Maya", "Lena"], "unknown"),
+        (
+            "Maya argued with her sister Lena about their father",
+            8,
+            9,
+            s2,
+            "relationship_event",
+            "2025-03-14",
+            ["Maya", "Lena"],
+            "angry",
+        ),
+        (
+            "Maya plans to ask Lena for help with the night shifts",
+            10,
+            11,
+            s2,
+            "homework_or_plan",
+            "unknown",
+            ["Maya", "Lena"],
+            "unknown",
+        ),
     ]
     units = []
     for text, a, b, sess, ctype, when, who, feel in specs:
@@ -45,17 +80,22 @@ def memory(store):
         units.append(u)
     ids = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     shifts, sleep, omar, curtains, lena, plan = ids
-    store.add_links("c1", [
-        Link(source=curtains, target=omar, relation="followup_of", confidence="high"),
-        Link(source=curtains, target=sleep, relation="updates", confidence="high"),
-        Link(source=plan, target=shifts, relation="followup_of", confidence="medium"),
-        Link(source=lena, target=shifts, relation="supports", confidence="high"),
-    ])
+    store.add_links(
+        "c1",
+        [
+            Link(source=curtains, target=omar, relation="followup_of", confidence="high"),
+            Link(source=curtains, target=sleep, relation="updates", confidence="high"),
+            Link(source=plan, target=shifts, relation="followup_of", confidence="medium"),
+            Link(source=lena, target=shifts, relation="supports", confidence="high"),
+        ],
+    )
     return store, dict(zip(["shifts", "sleep", "omar", "curtains", "lena", "plan"], ids))
 
 
 def scored(store, query, cues, ablations=FULL, k=10, tau=0.0, lam=0.8):
-    return score_candidates(store, "c1", EMB.encode([query])[0], cues, k=k, tau=tau, lam=lam, pool=50, ablations=ablations)
+    return score_candidates(
+        store, "c1", EMB.encode([query])[0], cues, k=k, tau=tau, lam=lam, pool=50, ablations=ablations
+    )
 
 
 def row(result, uid):
@@ -69,7 +109,12 @@ def test_cue_components(memory):
     lena = row(r, ids["lena"])
     assert (lena["time"], lena["type"], lena["people"], lena["affect"], lena["cue"]) == (1.0, 1.0, 1.0, 1.0, 1.0)
     shifts = row(r, ids["shifts"])
-    assert (shifts["time"], shifts["type"], shifts["people"], shifts["affect"]) == (0.5, 0.0, 0.0, 0.0)  # Feb 16 is near March
+    assert (shifts["time"], shifts["type"], shifts["people"], shifts["affect"]) == (
+        0.5,
+        0.0,
+        0.0,
+        0.0,
+    )  # Feb 16 is near March
     plan = row(r, ids["plan"])
     assert plan["time"] == 1.0  # unknown event time: the day it was said (session 2, March) counts
     assert abs(lena["R"] - (0.8 * lena["s_emb"] + 0.2 * 1.0)) < 1e-3
@@ -113,8 +158,14 @@ def test_expansion_order_dedup_and_budget(memory):
 def test_packet_sections(memory):
     store, ids = memory
     from ftamem_core.models import SemanticEntry
-    store.save_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]]),
-                               SemanticEntry(kind="preference", text="Maya likes running.", source_unit_ids=[ids["omar"]])])
+
+    store.save_semantic(
+        "c1",
+        [
+            SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]]),
+            SemanticEntry(kind="preference", text="Maya likes running.", source_unit_ids=[ids["omar"]]),
+        ],
+    )
     packet = build_packet(store, "c1", [ids["shifts"]], 2, FULL, 6)
     assert [u.id for u in packet.primary] == [ids["shifts"]]
     assert {n.unit.id for n in packet.neighbours} == {ids["lena"], ids["plan"]}
@@ -128,8 +179,14 @@ def test_packet_sections(memory):
 
 
 def answer_llm(rewrite=None):
-    rewrite = rewrite or {"query": "Maya night shifts", "people": ["Maya"], "time_expressions": ["in February 2025"],
-                          "content_types": ["event"], "affect_terms": ["exhausted"]}
+    rewrite = rewrite or {
+        "query": "Maya night shifts",
+        "people": ["Maya"],
+        "time_expressions": ["in February 2025"],
+        "content_types": ["event"],
+        "affect_terms": ["exhausted"],
+    }
+
     def reply(stage, messages):
         return rewrite if stage == "rewrite" else {"answer": "February 2025", "cited_unit_ids": []}
 
@@ -140,8 +197,15 @@ def run(memory, preset, **settings):
     store, ids = memory
     llm = answer_llm()
     settings = {"tau": 0.0, "top_k": 2, **settings}
-    trace = ask(store, "c1", "When did Maya start night shifts?", llm, EMB,
-                load_settings(environ={}, **settings), ablations=PRESETS[preset])
+    trace = ask(
+        store,
+        "c1",
+        "When did Maya start night shifts?",
+        llm,
+        EMB,
+        load_settings(environ={}, **settings),
+        ablations=PRESETS[preset],
+    )
     return trace, llm
 
 
@@ -169,8 +233,9 @@ def test_each_ablation_changes_what_it_should_and_nothing_else(memory, preset):
         assert trace.cues.people == ["Maya"]  # read off the question
     elif preset == "plain_embedding":
         w = trace.settings["source_similarity"]
-        assert trace.settings["lam"] == 1.0 and all(abs(c["R"] - (1 - w) * c["s_emb"] - w * c["s_src"]) < 1e-4
-                                                    for c in trace.candidates)
+        assert trace.settings["lam"] == 1.0 and all(
+            abs(c["R"] - (1 - w) * c["s_emb"] - w * c["s_src"]) < 1e-4 for c in trace.candidates
+        )
         assert text.count("## ") == full.packet_text.count("## ")
     elif preset == "flat_context":
         assert same_retrieval and "## " not in text and "[m" in text
@@ -193,9 +258,12 @@ def test_each_ablation_changes_what_it_should_and_nothing_else(memory, preset):
 
 def test_citations_are_limited_to_packet_units(memory):
     store, ids = memory
-    bad = ScriptedLLM([{"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [],
-                        "affect_terms": []}] + [{"answer": "x", "cited_unit_ids": ["m999"]}] * 3)
+    bad = ScriptedLLM(
+        [{"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [], "affect_terms": []}]
+        + [{"answer": "x", "cited_unit_ids": ["m999"]}] * 3
+    )
     from ftamem_core.llm.base import LLMError
+
     with pytest.raises(LLMError, match="^answer:"):
         ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, tau=0.0))
 
@@ -208,9 +276,12 @@ def test_answer_max_citations_bounds_the_cited_list(memory):
     assert len(shown) >= 3
     three = {"answer": "x", "cited_unit_ids": [f"m{i}" for i in shown[:3]]}
     from ftamem_core.llm.base import LLMError
+
     with pytest.raises(LLMError, match="^answer:"):
         ask(store, "c1", "q?", ScriptedLLM([rewrite] + [three] * 3), EMB, settings)
-    trace = ask(store, "c1", "q?", ScriptedLLM([rewrite, three]), EMB, settings.model_copy(update={"answer_max_citations": 3}))
+    trace = ask(
+        store, "c1", "q?", ScriptedLLM([rewrite, three]), EMB, settings.model_copy(update={"answer_max_citations": 3})
+    )
     assert trace.cited_unit_ids == shown[:3]
 
 
@@ -262,8 +333,11 @@ def test_every_unit_is_scored_in_a_small_case_and_a_pool_in_a_large_one(memory):
 def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory):
     store, ids = memory
     s1 = store.sessions("c1")[0]
-    (pid,) = store.add_units("c1", [make_unit("c1", "Maya may see a sleep doctor", 2, 3, status="partial",
-                                               session_id=s1.id)], EMB.encode(["Maya may see a sleep doctor"]))
+    (pid,) = store.add_units(
+        "c1",
+        [make_unit("c1", "Maya may see a sleep doctor", 2, 3, status="partial", session_id=s1.id)],
+        EMB.encode(["Maya may see a sleep doctor"]),
+    )
     query = EMB.encode(["sleep doctor"])[0]
     kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
     assert pid in score_candidates(store, "c1", query, Cues(), open_partials=True, **kw).kept_ids()
@@ -290,6 +364,7 @@ def test_packet_budget_keeps_the_best_units_and_only_turns_that_add_words(memory
     assert len(render(packet, FULL, 40).unit_ids) < len(render(packet, FULL, 160).unit_ids)
     # a turn whose words the unit line already has is not repeated
     from ftamem_core.retrieval.packet import MemoryPacket
+
     u = store.get_unit("c1", ids["shifts"])
     echo = Turn(idx=0, speaker="A", text="Maya was moved to night shifts by her manager")
     more = Turn(idx=1, speaker="B", text="Since February, twelve-hour rotations")
@@ -309,14 +384,13 @@ def test_packet_budget_passes_over_a_unit_that_does_not_fit_for_shorter_ones_bel
     assert render(packet, FULL, 2000).unit_ids == [long.id, short.id]
 
 
-
 def test_a_packet_within_a_budget_holds_its_headings_in_it(memory):
     from ftamem_core.models import SemanticEntry
     from ftamem_core.retrieval.packet import Neighbour
 
     store, ids = memory
     units = store.units("c1")
-    turns = {u.id: store.turns("c1")[u.evidence.start:u.evidence.end + 1] for u in units}
+    turns = {u.id: store.turns("c1")[u.evidence.start : u.evidence.end + 1] for u in units}
     note = SemanticEntry(case_id="c1", kind="person", text="Lena is Maya's sister.", source_unit_ids=[units[0].id])
     packet = MemoryPacket(units[:2], [Neighbour(units[2], units[0].id, "updates m1")], turns, semantic=[note])
     full = render(packet, FULL)
@@ -336,13 +410,27 @@ def test_lines_said_on_one_day_sit_under_one_date_line_per_section():
     for u, uid, day in ((a, 1, "2023-04-16"), (b, 2, "2023-04-16"), (c, 3, "2023-05-02")):
         u.id, u.time = uid, TimeAnchor(dialogue_time=day)
     said = {2: "2023-04-16T10:00:00", 3: "2023-04-16T10:00:00", 9: "2023-05-02T09:00:00"}
-    sources = {u.id: [Turn(idx=u.evidence.start, speaker="Noor", text=f"Busy day {u.id}, lots of dust",
-                           timestamp=said[u.evidence.start])] for u in (a, b, c)}
+    sources = {
+        u.id: [
+            Turn(
+                idx=u.evidence.start,
+                speaker="Noor",
+                text=f"Busy day {u.id}, lots of dust",
+                timestamp=said[u.evidence.start],
+            )
+        ]
+        for u in (a, b, c)
+    }
     text = render(MemoryPacket([c, a, b], [], sources), FULL).text
     primary, turns = text.split("## Source turns")
     assert primary.count("### said 16 April 2023") == 1 and primary.count("### said 2 May 2023") == 1
-    assert primary.index("### said 16 April 2023") < primary.index("[m1]") < primary.index("[m2]") \
-        < primary.index("### said 2 May 2023") < primary.index("[m3]")
+    assert (
+        primary.index("### said 16 April 2023")
+        < primary.index("[m1]")
+        < primary.index("[m2]")
+        < primary.index("### said 2 May 2023")
+        < primary.index("[m3]")
+    )
     assert "; said " not in text and "(16 April 2023)" not in text  # no line repeats its day
     assert turns.count("### said 16 April 2023") == 1 and "  [9] Noor: Busy day 3" in turns
     # the flat ablation and no_time_fields keep no date lines; flat keeps each line's own date
@@ -350,10 +438,21 @@ def test_lines_said_on_one_day_sit_under_one_date_line_per_section():
     assert "said 16 April 2023" in render(MemoryPacket([a], [], sources), Ablations(flat_context=True)).text
     assert "said" not in render(MemoryPacket([a], [], sources), Ablations(no_time_fields=True)).text
 
+
 ABSENT = {  # what each ablation's packet must not contain
     "no_time_fields": ["said ", "happened", "March 2025"],
     "no_affect_fields": ["feeling:", "intention:", "relations:"],
-    "fact_only": ["## Source turns", "## Other turns", "## Linked units", "(event", "turns ", "feeling:", "said ", "linked:", "Lena is Maya's sister"],
+    "fact_only": [
+        "## Source turns",
+        "## Other turns",
+        "## Linked units",
+        "(event",
+        "turns ",
+        "feeling:",
+        "said ",
+        "linked:",
+        "Lena is Maya's sister",
+    ],
     "no_links": ["## Linked units", "linked:"],
     "no_auxiliary": ["## Notes", "Lena is Maya's sister"],
     "question_only": ["[m", "## Other turns"],
@@ -364,7 +463,10 @@ ABSENT = {  # what each ablation's packet must not contain
 def test_each_ablations_packet_lacks_what_it_removes(memory, preset):
     store, ids = memory
     from ftamem_core.models import SemanticEntry
-    store.save_semantic("c1", [SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]])])
+
+    store.save_semantic(
+        "c1", [SemanticEntry(kind="person", text="Lena is Maya's sister.", source_unit_ids=[ids["lena"]])]
+    )
     full, _ = run(memory, "full")
     trace, _ = run(memory, preset)
     for needle in ABSENT[preset]:
@@ -375,11 +477,18 @@ def test_each_ablations_packet_lacks_what_it_removes(memory, preset):
 def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
     store, ids = memory
     from ftamem_core.models import SemanticEntry
-    store.save_semantic("c1", [
-        SemanticEntry(kind="preference", text="Maya likes running on Sundays.", source_unit_ids=[ids["shifts"]]),
-        SemanticEntry(kind="person", text="Omar is a coworker who knows about blackout curtains.",
-                      source_unit_ids=[ids["omar"]]),
-    ])
+
+    store.save_semantic(
+        "c1",
+        [
+            SemanticEntry(kind="preference", text="Maya likes running on Sundays.", source_unit_ids=[ids["shifts"]]),
+            SemanticEntry(
+                kind="person",
+                text="Omar is a coworker who knows about blackout curtains.",
+                source_unit_ids=[ids["omar"]],
+            ),
+        ],
+    )
     query = EMB.encode(["blackout curtains"])[0]
     packet = build_packet(store, "c1", [ids["shifts"]], 0, FULL, 1, lambda texts: EMB.encode(texts) @ query)
     assert [e.text for e in packet.semantic] == ["Omar is a coworker who knows about blackout curtains."]
@@ -393,16 +502,25 @@ def test_source_similarity_mixes_the_best_evidence_turn_into_s_and_zero_is_the_p
     kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
     paper = score_candidates(store, "c1", query, Cues(), **kw)
     assert paper.kept_ids()[0] == ids["shifts"] and "s_src" not in paper.rows()[0]
-    assert score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.0, **kw).rows() \
+    assert (
+        score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.0, **kw).rows()
         == paper.rows()
+    )
     mixed = score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.5, **kw)
     lena = row(mixed, ids["lena"])
     assert lena["s_src"] == 1.0 and row(mixed, ids["shifts"])["s_src"] == 0.0
     assert abs(lena["R"] - 0.8 * (0.5 * lena["s_emb"] + 0.5)) < 1e-3
     assert mixed.kept_ids()[0] == ids["lena"] and mixed.similarity()[ids["lena"]] > paper.similarity()[ids["lena"]]
     # fact_only has no source turns, so no source similarity either
-    bare = score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.5,
-                            **{**kw, "ablations": PRESETS["fact_only"]})
+    bare = score_candidates(
+        store,
+        "c1",
+        query,
+        Cues(),
+        turn_similarity=turns,
+        source_weight=0.5,
+        **{**kw, "ablations": PRESETS["fact_only"]},
+    )
     assert "s_src" not in bare.rows()[0] and bare.kept_ids()[0] == ids["shifts"]
 
 
@@ -428,32 +546,58 @@ def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(me
 def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_just_before_it():
     from ftamem_core.retrieval.ranking import reply_texts
 
-    turns = [Turn(idx=0, session_id=1, speaker="Mel", text="Camping next month. Any fun plans for the summer? Tell me."),
-             Turn(idx=1, session_id=1, speaker="Cat", text="Researching adoption agencies."),
-             Turn(idx=2, session_id=1, speaker="Cat", text="Is that odd?"),  # the same speaker's question
-             Turn(idx=3, session_id=1, speaker="Cat", text="It is a dream."),
-             Turn(idx=4, session_id=2, speaker="Mel", text="What a day!"),  # a new session: no reply
-             Turn(idx=5, session_id=2, speaker="Cat", text="Indeed."),
-             Turn(idx=6, session_id=2, speaker="Mel", text="Are you well?"),
-             Turn(idx=7, session_id=2, speaker="Cat", text="Yes.")]
+    turns = [
+        Turn(idx=0, session_id=1, speaker="Mel", text="Camping next month. Any fun plans for the summer? Tell me."),
+        Turn(idx=1, session_id=1, speaker="Cat", text="Researching adoption agencies."),
+        Turn(idx=2, session_id=1, speaker="Cat", text="Is that odd?"),  # the same speaker's question
+        Turn(idx=3, session_id=1, speaker="Cat", text="It is a dream."),
+        Turn(idx=4, session_id=2, speaker="Mel", text="What a day!"),  # a new session: no reply
+        Turn(idx=5, session_id=2, speaker="Cat", text="Indeed."),
+        Turn(idx=6, session_id=2, speaker="Mel", text="Are you well?"),
+        Turn(idx=7, session_id=2, speaker="Cat", text="Yes."),
+    ]
     lines = [f"L{t.idx}" for t in turns]
-    assert reply_texts(turns, lines) == ["L0", "Any fun plans for the summer? L1", "L2", "L3", "L4", "L5", "L6",
-                                         "Are you well? L7"]
+    assert reply_texts(turns, lines) == [
+        "L0",
+        "Any fun plans for the summer? L1",
+        "L2",
+        "L3",
+        "L4",
+        "L5",
+        "L6",
+        "Are you well? L7",
+    ]
 
 
 def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store):
     from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
     from ftamem_core.retrieval.ranking import reply_vectors, turn_similarity
 
-    said = [("Mel", "My kids are excited. Any fun plans for the summer?"), ("Cat", "Researching adoption agencies."),
-            ("Mel", "Wow, that is kind."), ("Cat", "Thanks, it is a dream.")]
-    store.ingest([CaseDocument(case=Case(id="c1", name="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2023-05-08"),
-        turns=[Turn(speaker=who, text=text, original_id=f"d{i}") for i, (who, text) in enumerate(said)])])])
+    said = [
+        ("Mel", "My kids are excited. Any fun plans for the summer?"),
+        ("Cat", "Researching adoption agencies."),
+        ("Mel", "Wow, that is kind."),
+        ("Cat", "Thanks, it is a dream."),
+    ]
+    store.ingest(
+        [
+            CaseDocument(
+                case=Case(id="c1", name="c1"),
+                sessions=[
+                    SessionDocument(
+                        session=Session(source_id="s0", time="2023-05-08"),
+                        turns=[Turn(speaker=who, text=text, original_id=f"d{i}") for i, (who, text) in enumerate(said)],
+                    )
+                ],
+            )
+        ]
+    )
     consented(store, "c1")
     session = store.sessions("c1")[0]
-    units = [make_unit("c1", "Cat is researching adoption agencies", 1, 1, session_id=session.id),
-             make_unit("c1", "Cat thanks Mel and calls it a dream", 3, 3, session_id=session.id)]
+    units = [
+        make_unit("c1", "Cat is researching adoption agencies", 1, 1, session_id=session.id),
+        make_unit("c1", "Cat thanks Mel and calls it a dream", 3, 3, session_id=session.id),
+    ]
     adoption, dream = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     turns = store.turns("c1")
     lines = [t.text for t in turns]
@@ -462,11 +606,20 @@ def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store)
     assert np.allclose(replies[[0, 2, 3]], plain[[0, 2, 3]]) and not np.allclose(replies[1], plain[1])
     query = EMB.encode(["What are Cat's plans for the summer?"])[0]
     both = turn_similarity(turns, plain, query, replies)
-    assert both[1] > turn_similarity(turns, plain, query)[1] and np.allclose(both[[0, 2, 3]], (plain @ query)[[0, 2, 3]])
+    assert both[1] > turn_similarity(turns, plain, query)[1] and np.allclose(
+        both[[0, 2, 3]], (plain @ query)[[0, 2, 3]]
+    )
 
     def s_src(**settings):
-        trace = ask(store, "c1", "What are Cat's plans for the summer?", answer_llm(), EMB,
-                    load_settings(environ={}, tau=0.0, turn_channel=0, **settings), ablations=PRESETS["no_rewrite"])
+        trace = ask(
+            store,
+            "c1",
+            "What are Cat's plans for the summer?",
+            answer_llm(),
+            EMB,
+            load_settings(environ={}, tau=0.0, turn_channel=0, **settings),
+            ablations=PRESETS["no_rewrite"],
+        )
         return trace.settings["source_reply_context"], {r["id"]: r.get("s_src") for r in trace.candidates}
 
     on, with_context = s_src()

@@ -19,18 +19,21 @@ def assert_partition(spans, turns):
     assert covered == [t.idx for t in turns]
 
 
-@pytest.mark.parametrize("spans, expected", [
-    ([(10, 12, "topic_change"), (13, 19, "emotion_shift")], [(10, 12), (13, 19)]),  # already a partition
-    ([(14, 12, "topic_change")], [(10, 19)]),  # reversed, then stretched to the window
-    ([(5, 12, "topic_change"), (13, 40, "unknown")], [(10, 12), (13, 19)]),  # clipped
-    ([(30, 40, "topic_change")], [(10, 19)]),  # wholly outside: dropped, whole window
-    ([(10, 14, "topic_change"), (12, 19, "goal_change")], [(10, 14), (15, 19)]),  # overlap
-    ([(10, 12, "topic_change"), (11, 12, "goal_change"), (13, 19, "unknown")], [(10, 12), (13, 19)]),  # swallowed
-    ([(10, 11, "topic_change"), (15, 19, "goal_change")], [(10, 14), (15, 19)]),  # gap joins the span before
-    ([(13, 16, "topic_change")], [(10, 19)]),  # leading and trailing turns join the only span
-    ([(16, 19, "goal_change"), (10, 12, "topic_change")], [(10, 15), (16, 19)]),  # unsorted
-    ([], [(10, 19)]),  # nothing
-])
+@pytest.mark.parametrize(
+    "spans, expected",
+    [
+        ([(10, 12, "topic_change"), (13, 19, "emotion_shift")], [(10, 12), (13, 19)]),  # already a partition
+        ([(14, 12, "topic_change")], [(10, 19)]),  # reversed, then stretched to the window
+        ([(5, 12, "topic_change"), (13, 40, "unknown")], [(10, 12), (13, 19)]),  # clipped
+        ([(30, 40, "topic_change")], [(10, 19)]),  # wholly outside: dropped, whole window
+        ([(10, 14, "topic_change"), (12, 19, "goal_change")], [(10, 14), (15, 19)]),  # overlap
+        ([(10, 12, "topic_change"), (11, 12, "goal_change"), (13, 19, "unknown")], [(10, 12), (13, 19)]),  # swallowed
+        ([(10, 11, "topic_change"), (15, 19, "goal_change")], [(10, 14), (15, 19)]),  # gap joins the span before
+        ([(13, 16, "topic_change")], [(10, 19)]),  # leading and trailing turns join the only span
+        ([(16, 19, "goal_change"), (10, 12, "topic_change")], [(10, 15), (16, 19)]),  # unsorted
+        ([], [(10, 19)]),  # nothing
+    ],
+)
 def test_repair_rules(spans, expected):
     repaired = repair_spans(spans, 10, 19)
     assert [(a, b) for a, b, _ in repaired] == expected
@@ -103,8 +106,14 @@ spans_strategy = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(n=st.integers(1, 60), offset=st.integers(0, 500), window=st.integers(2, 25), min_step=st.integers(1, 4),
-       script=st.lists(spans_strategy, min_size=1, max_size=5), relative=st.booleans())
+@given(
+    n=st.integers(1, 60),
+    offset=st.integers(0, 500),
+    window=st.integers(2, 25),
+    min_step=st.integers(1, 4),
+    script=st.lists(spans_strategy, min_size=1, max_size=5),
+    relative=st.booleans(),
+)
 def test_bws_partitions_and_terminates_whatever_the_detector_says(n, offset, window, min_step, script, relative):
     turns = session(n, offset)
     calls = []
@@ -126,6 +135,7 @@ def test_bws_partitions_and_terminates_whatever_the_detector_says(n, offset, win
 
 def test_merge_short_joins_short_fragments_to_their_neighbours():
     from ftamem_core.construction.segmentation import merge_short
+
     spans = [(0, 1, "session_start"), (2, 7, "topic_change"), (8, 9, "emotion_shift"), (10, 10, "unknown")]
     assert merge_short(spans, 1) == spans
     assert merge_short(spans, 3) == [(0, 7, "session_start"), (8, 10, "emotion_shift")]

@@ -90,7 +90,9 @@ def test_units_round_trip_update_and_version_check(store):
 
 def test_partial_units_are_stored_and_indexed_but_listed_apart(store):
     store.ingest([make_doc("c1")])
-    ids = store.add_units("c1", [make_unit("c1", "final"), make_unit("c1", "open", status="partial")], random_vectors(2))
+    ids = store.add_units(
+        "c1", [make_unit("c1", "final"), make_unit("c1", "open", status="partial")], random_vectors(2)
+    )
     assert store.index("c1").ids() == set(ids)
     assert [u.id for u in store.units("c1")] == [ids[0]]
     assert [u.id for u in store.units("c1", construction_status=None)] == ids
@@ -112,11 +114,25 @@ def test_links_memory_segments_calls_round_trip(store):
     assert store.semantic("c1")[0].source_unit_ids == [a]
     assert store.support("c1")[0].source_unit_ids == [a, b] and store.support("c2") == []
     session = store.sessions("c1")[0]
-    store.add_segments("c1", [Segment(session_id=session.id, start=0, end=1, trigger="session_start"),
-                              Segment(session_id=session.id, start=2, end=2, trigger="topic_change", provisional=True)])
+    store.add_segments(
+        "c1",
+        [
+            Segment(session_id=session.id, start=0, end=1, trigger="session_start"),
+            Segment(session_id=session.id, start=2, end=2, trigger="topic_change", provisional=True),
+        ],
+    )
     assert [(s.start, s.end, s.provisional) for s in store.segments("c1")] == [(0, 1, False), (2, 2, True)]
-    store.record_call(CallRecord(case_id="c1", stage="extraction", backend="scripted", model="m",
-                                 prompt_tokens=10, completion_tokens=5, seconds=0.5))
+    store.record_call(
+        CallRecord(
+            case_id="c1",
+            stage="extraction",
+            backend="scripted",
+            model="m",
+            prompt_tokens=10,
+            completion_tokens=5,
+            seconds=0.5,
+        )
+    )
     (call,) = store.calls("c1")
     assert (call.stage, call.prompt_tokens, call.ok) == ("extraction", 10, True)
 

@@ -11,22 +11,41 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _unit(text):
-    return {"completes": "none", "summary": text[:20], "content_type": "event", "time_orientation": "past",
-            "event_time_expression": "unknown", "event_time": "unknown",
-            "content": {"text": text, "participants": ["Daniel"], "emotion_or_state": "unknown",
-                        "intention_or_plan": "unknown", "relation_cues": "unknown"},
-            "evidence_turn_span": [0, 100000], "status": "complete"}
+    return {
+        "completes": "none",
+        "summary": text[:20],
+        "content_type": "event",
+        "time_orientation": "past",
+        "event_time_expression": "unknown",
+        "event_time": "unknown",
+        "content": {
+            "text": text,
+            "participants": ["Daniel"],
+            "emotion_or_state": "unknown",
+            "intention_or_plan": "unknown",
+            "relation_cues": "unknown",
+        },
+        "evidence_turn_span": [0, 100000],
+        "status": "complete",
+    }
 
 
 @pytest.fixture
 def benchmarks(tmp_path, monkeypatch):
     # Facts of the first session only: ground_facts drops them elsewhere, so flipping it changes units.
-    script = {"segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
-              "extraction": {"memory_units": [_unit("Daniel teaches chemistry at Riverside High."),
-                                              _unit("Daniel's father was diagnosed with early dementia in July."),
-                                              _unit("Daniel sleeps five hours because his dad calls at night."),
-                                              _unit("Scripted reply: a fact no model wrote.")]},
-              "linking": {"memory_updates": []}, "longitudinal": {"semantic": [], "support": []}}
+    script = {
+        "segmentation": {"segments": [{"turn_span": [0, 100000], "boundary_trigger": "topic_change"}]},
+        "extraction": {
+            "memory_units": [
+                _unit("Daniel teaches chemistry at Riverside High."),
+                _unit("Daniel's father was diagnosed with early dementia in July."),
+                _unit("Daniel sleeps five hours because his dad calls at night."),
+                _unit("Scripted reply: a fact no model wrote."),
+            ]
+        },
+        "linking": {"memory_updates": []},
+        "longitudinal": {"semantic": [], "support": []},
+    }
     (tmp_path / "script.json").write_text(json.dumps(script))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
@@ -38,17 +57,46 @@ def benchmarks(tmp_path, monkeypatch):
 
 def test_switches_replays_a_recording_and_says_which_calls_went_live(tmp_path, benchmarks, capsys):
     evidence, switches = benchmarks
-    where = ["--dataset", "esmemeval", "--data", str(ROOT / "data" / "sample_case.json"),
-             "--model", str(tmp_path / "script.json")]
+    where = [
+        "--dataset",
+        "esmemeval",
+        "--data",
+        str(ROOT / "data" / "sample_case.json"),
+        "--model",
+        str(tmp_path / "script.json"),
+    ]
     # the recorded build, its replies kept without digests (as the dev builds' were)
-    evidence.main([*where, "--memory", "fta", "--builds", str(tmp_path / "recorded"), "--json",
-                   "--record", str(tmp_path / "keyed.jsonl")])
+    evidence.main(
+        [
+            *where,
+            "--memory",
+            "fta",
+            "--builds",
+            str(tmp_path / "recorded"),
+            "--json",
+            "--record",
+            str(tmp_path / "keyed.jsonl"),
+        ]
+    )
     lines = [json.loads(line) for line in (tmp_path / "keyed.jsonl").read_text().splitlines()]
-    (tmp_path / "replies.jsonl").write_text("".join(json.dumps({k: v for k, v in line.items() if k != "request"})
-                                                    + "\n" for line in lines))
+    (tmp_path / "replies.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in line.items() if k != "request"}) + "\n" for line in lines)
+    )
     capsys.readouterr()
-    switches.main([*where, "--replies", str(tmp_path / "replies.jsonl"), "--recorded-builds", str(tmp_path / "recorded"),
-                   "--out", str(tmp_path / "runs"), "--switch", "ground_facts", "source_similarity"])
+    switches.main(
+        [
+            *where,
+            "--replies",
+            str(tmp_path / "replies.jsonl"),
+            "--recorded-builds",
+            str(tmp_path / "recorded"),
+            "--out",
+            str(tmp_path / "runs"),
+            "--switch",
+            "ground_facts",
+            "source_similarity",
+        ]
+    )
     out = capsys.readouterr().out
     assert "live none" in out.splitlines()[0] and "in recorded order" in out.splitlines()[0]
     assert "sample-daniel: the baseline reproduces the recorded build" in out

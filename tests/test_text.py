@@ -10,24 +10,54 @@ from ftamem_core.text.english import REPAIRS_OFF, is_english
 
 from scripted import HashEmbedder, Pipeline, turn_indices, section, unit
 
-ENGLISH = ["I finally passed my welding certificate on Friday!", "Congrats! Was it hard?",
-           "The practical part was brutal, I was so nervous. Next I want to apply at the shipyard."]
-CHINESE = ["我上周五终于通过了焊接证书考试！", "恭喜！难吗？", "实操部分很难，我非常紧张。接下来我想去船厂应聘。",
-           "我父亲去年去世了，我还是很想他。", "你现在怎么照顾自己？", "我每天早上去公园散步，这让我平静下来。"]
-GERMAN = ["Ich habe am Freitag endlich meine Schweißprüfung bestanden!", "Glückwunsch! War es schwer?",
-          "Der praktische Teil war brutal, ich war so nervös. Als Nächstes will ich mich bei der Werft bewerben."]
-SPANISH = ["¡Por fin aprobé mi certificado de soldadura el viernes!", "¡Felicidades! ¿Fue difícil?",
-           "La parte práctica fue brutal, estaba muy nervioso. Después quiero postularme en el astillero."]
+ENGLISH = [
+    "I finally passed my welding certificate on Friday!",
+    "Congrats! Was it hard?",
+    "The practical part was brutal, I was so nervous. Next I want to apply at the shipyard.",
+]
+CHINESE = [
+    "我上周五终于通过了焊接证书考试！",
+    "恭喜！难吗？",
+    "实操部分很难，我非常紧张。接下来我想去船厂应聘。",
+    "我父亲去年去世了，我还是很想他。",
+    "你现在怎么照顾自己？",
+    "我每天早上去公园散步，这让我平静下来。",
+]
+GERMAN = [
+    "Ich habe am Freitag endlich meine Schweißprüfung bestanden!",
+    "Glückwunsch! War es schwer?",
+    "Der praktische Teil war brutal, ich war so nervös. Als Nächstes will ich mich bei der Werft bewerben.",
+]
+SPANISH = [
+    "¡Por fin aprobé mi certificado de soldadura el viernes!",
+    "¡Felicidades! ¿Fue difícil?",
+    "La parte práctica fue brutal, estaba muy nervioso. Después quiero postularme en el astillero.",
+]
 
 
 # Colloquial turns share short words with English ("no", "me", "a", "so", "also", "was").
 COLLOQUIAL = {
-    "es": ["no sé, me siento mal", "a veces pienso que no puedo más, la verdad", "sí, también lo creo",
-           "vale, gracias por escucharme", "no, no es así, es que me cuesta mucho"],
-    "de": ["ich weiß nicht, mir geht es so schlecht", "ja, das war so, also wirklich", "na gut, also dann",
-           "danke dir, das hilft mir", "was soll ich denn jetzt machen"],
-    "it": ["no, non ce la faccio più", "a me sembra che sia così, sai", "va bene, grazie mille",
-           "anche io ci penso sempre", "mi manca tanto mio padre"],
+    "es": [
+        "no sé, me siento mal",
+        "a veces pienso que no puedo más, la verdad",
+        "sí, también lo creo",
+        "vale, gracias por escucharme",
+        "no, no es así, es que me cuesta mucho",
+    ],
+    "de": [
+        "ich weiß nicht, mir geht es so schlecht",
+        "ja, das war so, also wirklich",
+        "na gut, also dann",
+        "danke dir, das hilft mir",
+        "was soll ich denn jetzt machen",
+    ],
+    "it": [
+        "no, non ce la faccio più",
+        "a me sembra che sia così, sai",
+        "va bene, grazie mille",
+        "anche io ci penso sempre",
+        "mi manca tanto mio padre",
+    ],
 }
 
 
@@ -54,10 +84,26 @@ def test_a_long_case_is_read_from_a_sample_of_its_turns():
 
 
 def _case(store, lines, case_id="zh"):
-    store.ingest([CaseDocument(case=Case(id=case_id), sessions=[SessionDocument(
-        session=Session(source_id="s1", time="2025-03-07"),
-        turns=[Turn(role="user" if i % 2 == 0 else "assistant", speaker="李明" if i % 2 == 0 else "咨询师", text=t)
-               for i, t in enumerate(lines)])])])
+    store.ingest(
+        [
+            CaseDocument(
+                case=Case(id=case_id),
+                sessions=[
+                    SessionDocument(
+                        session=Session(source_id="s1", time="2025-03-07"),
+                        turns=[
+                            Turn(
+                                role="user" if i % 2 == 0 else "assistant",
+                                speaker="李明" if i % 2 == 0 else "咨询师",
+                                text=t,
+                            )
+                            for i, t in enumerate(lines)
+                        ],
+                    )
+                ],
+            )
+        ]
+    )
     consent.record(store, case_id, "granted", "test", "scripted case")
 
 
@@ -70,8 +116,9 @@ def _build(store, case_id):
 
     pipeline.extraction = invented
     events = []
-    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}), progress=events.append) \
-        .build(case_id)
+    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}), progress=events.append).build(
+        case_id
+    )
     return report, events
 
 

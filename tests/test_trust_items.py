@@ -98,8 +98,9 @@ def _patterns():
 
     import ftamem_core
 
-    names = [m.name for m in pkgutil.walk_packages(ftamem_core.__path__, "ftamem_core.")
-             if not m.name.endswith("__main__")] + ["ui"]
+    names = [
+        m.name for m in pkgutil.walk_packages(ftamem_core.__path__, "ftamem_core.") if not m.name.endswith("__main__")
+    ] + ["ui"]
     for name in names:
         module = importlib.import_module(name)
         for attr, value in sorted(vars(module).items()):
@@ -120,30 +121,45 @@ def _text_functions():
     names = ["Caroline", "Melanie"]
 
     def turns(text):
-        return [Turn(idx=0, role="user", speaker="Melanie", text=text),
-                Turn(idx=1, role="user", speaker="Caroline", text=text)]
+        return [
+            Turn(idx=0, role="user", speaker="Melanie", text=text),
+            Turn(idx=1, role="user", speaker="Caroline", text=text),
+        ]
 
     return {
         "addressed": lambda t: g.addressed(t + "Caroline" + t + "!", "Caroline"),
         "unaddressed": lambda t: g.unaddressed("thanks" + t + "," + t + "Caroline" + t, "Caroline"),
-        "misattributed": lambda t: g.misattributed("Caroline went" + t + "hiking", turns(t + "I went hiking" + t),
-                                                   names),
+        "misattributed": lambda t: g.misattributed(
+            "Caroline went" + t + "hiking", turns(t + "I went hiking" + t), names
+        ),
         "joint_subject": lambda t: g.joint_subject("Caroline" + t + "and" + t + "Melanie hiked", turns(t), names),
         "subject": lambda t: g.subject(t + "Caroline", names),
-        "sentences, stated, told": lambda t: (g.sentences("Hi." + t + "Yes!" + t), g.stated(t + "?" + t),
-                                              g.told(t + "you" + t)),
+        "sentences, stated, told": lambda t: (
+            g.sentences("Hi." + t + "Yes!" + t),
+            g.stated(t + "?" + t),
+            g.told(t + "you" + t),
+        ),
         "grounded_clauses": lambda t: g.grounded_clauses("Caroline hiked." + t + ";" + t, turns(t), names, 0.5),
         "swap_names": lambda t: g.swap_names("Caroline" + t + "Melanie", "Caroline", "Melanie"),
         "small_talk, to_listener": lambda t: (g.small_talk(t + "thanks" + t), g.to_listener(t + "you", names)),
-        "content words": lambda t: (g.content_words(t), g.refers_back(t), g.first_person(t),
-                                    g.support(t + "hike", [t + "hike"], names)),
+        "content words": lambda t: (
+            g.content_words(t),
+            g.refers_back(t),
+            g.first_person(t),
+            g.support(t + "hike", [t + "hike"], names),
+        ),
         "statements": lambda t: statements("I hiked." + t + "Did you?" + t, names),
         "third_person": lambda t: third_person("I'm" + t + "my" + t + "me-time", "Melanie"),
-        "captions": lambda t: (without_caption("a" + t + "[shares a photo of" + t), photo_text(t, "a photo of" + t),
-                               without_caption(t + "[shares a photo of a dog]" + t, keep_what=True)),
+        "captions": lambda t: (
+            without_caption("a" + t + "[shares a photo of" + t),
+            photo_text(t, "a photo of" + t),
+            without_caption(t + "[shares a photo of a dog]" + t, keep_what=True),
+        ),
         "english": lambda t: english.is_english(["the" + t + "and"]),
-        "temporal": lambda t: (temporal.resolve("3" + t + "days" + t + "ago", None),
-                               temporal.resolve("march" + t + "12," + t + "2023", temporal.session_date("2023-05-01"))),
+        "temporal": lambda t: (
+            temporal.resolve("3" + t + "days" + t + "ago", None),
+            temporal.resolve("march" + t + "12," + t + "2023", temporal.session_date("2023-05-01")),
+        ),
         "evaluation": lambda t: (content.content_stems("don't" + t + "I'm"), unit_counts.pronoun_led(t + ". " + t)),
     }
 
@@ -182,9 +198,15 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
     said = "I went hiking with my dogs on the trail every weekend this spring"
     texts = [f"Caroline{gap}{said}, Caroline{gap}!" for gap in HOSTILE.values()]
     texts += [f"Thanks,{gap}Melanie{gap}[shares a photo of{gap}{said}" for gap in HOSTILE.values()]
-    doc = CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0", time="2025-03-02"),
-        turns=[Turn(role="user", speaker=("Melanie", "Caroline")[i % 2], text=t) for i, t in enumerate(texts)])])
+    doc = CaseDocument(
+        case=Case(id="c1"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s0", time="2025-03-02"),
+                turns=[Turn(role="user", speaker=("Melanie", "Caroline")[i % 2], text=t) for i, t in enumerate(texts)],
+            )
+        ],
+    )
     store = Store(":memory:")
     store.ingest([doc])
     consent.record(store, "c1", "granted", "test", "hostile turns")
@@ -192,8 +214,9 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
     pipeline.extraction = lambda messages: {"memory_units": []}  # every turn goes to the verbatim fallback
     pipeline.longitudinal = lambda messages: {"semantic": [], "support": []}
     started = time.perf_counter()
-    report = Builder(store, pipeline.llm(), HashEmbedder(), load_settings(environ={}, min_fragment_turns=1,
-                                                                          min_unit_words=0)).build("c1")
+    report = Builder(
+        store, pipeline.llm(), HashEmbedder(), load_settings(environ={}, min_fragment_turns=1, min_unit_words=0)
+    ).build("c1")
     assert report.status == "done" and report.units >= 1
     assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here
 
@@ -218,8 +241,14 @@ def test_item8_replace_keeps_consent_access_log_and_retention(tmp_path):
     created = store.get_case("c1").created_at
     store.close()
     path = tmp_path / "c1.json"
-    path.write_text(json.dumps({"id": "c1", "sessions": [
-        {"id": "s0", "turns": [{"role": "user", "speaker": "A", "text": "A new dialogue."}]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "id": "c1",
+                "sessions": [{"id": "s0", "turns": [{"role": "user", "speaker": "A", "text": "A new dialogue."}]}],
+            }
+        )
+    )
     assert main(["--db", str(db), "ingest", str(path), "--replace", "--by", "Eli"]) == 0
     store = Store(db)
     assert [r["state"] for r in consent.log(store, "c1")] == ["granted", "withdrawn"]
@@ -243,8 +272,12 @@ def test_item12_ingest_and_import_refuse_files_over_the_cap(tmp_path, capsys):
     big.write_bytes(b" " * (2 * 2**20 + 10))
     env = tmp_path / "ftamem.toml"
     env.write_text("max_upload_mb = 2\n")
-    for command in (["ingest", str(big)], ["import", str(big)], ["ingest", "/dev/zero", "--format", "json"],
-                    ["import", "/dev/zero"]):
+    for command in (
+        ["ingest", str(big)],
+        ["import", str(big)],
+        ["ingest", "/dev/zero", "--format", "json"],
+        ["import", "/dev/zero"],
+    ):
         assert main(["--db", db, "--config", str(env), *command]) == 1
         err = capsys.readouterr().err
         assert "larger than 2 MB (setting max_upload_mb)" in err and len(err.strip().splitlines()) == 1
@@ -258,13 +291,29 @@ def test_item12_a_broken_pipe_prints_one_line_and_no_traceback(tmp_path):
 
     db = tmp_path / "m.db"
     store = Store(db)
-    store.ingest([CaseDocument(case=Case(id="c1"), sessions=[SessionDocument(
-        session=Session(source_id="s0"),
-        turns=[Turn(role="user", speaker="A", text=f"turn {i} " + "words " * 30) for i in range(3000)])])])
+    store.ingest(
+        [
+            CaseDocument(
+                case=Case(id="c1"),
+                sessions=[
+                    SessionDocument(
+                        session=Session(source_id="s0"),
+                        turns=[Turn(role="user", speaker="A", text=f"turn {i} " + "words " * 30) for i in range(3000)],
+                    )
+                ],
+            )
+        ]
+    )
     store.close()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    run = subprocess.run(f"'{sys.executable}' -m ftamem_core --db '{db}' turns c1 | head -1", shell=True,
-                         capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": root})
+    run = subprocess.run(
+        f"'{sys.executable}' -m ftamem_core --db '{db}' turns c1 | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": root},
+    )
     assert len(run.stdout.splitlines()) == 1
     assert run.stderr == ""
 
@@ -298,9 +347,20 @@ def test_item4_ask_needs_consent_on_the_command_line(tmp_path, capsys, hash_embe
 
     db = tmp_path / "m.db"
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"rewrite": {"query": "what happened", "people": [], "time_expressions": [], "content_types": [],
-                                              "affect_terms": []},
-                                  "answer": {"answer": "an answer", "cited_unit_ids": []}}))
+    script.write_text(
+        json.dumps(
+            {
+                "rewrite": {
+                    "query": "what happened",
+                    "people": [],
+                    "time_expressions": [],
+                    "content_types": [],
+                    "affect_terms": [],
+                },
+                "answer": {"answer": "an answer", "cited_unit_ids": []},
+            }
+        )
+    )
     store = Store(db)
     store.ingest([make_doc("c1")])
     store.close()
@@ -375,8 +435,24 @@ def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypat
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
     monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
     db = tmp_path / "m.db"
-    base = ["--db", str(db), "eval", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
-            "--sessions", "1", "--questions", "1", "--method", "question-only", "--quiet"]
+    base = [
+        "--db",
+        str(db),
+        "eval",
+        "--dataset",
+        "locomo",
+        "--data",
+        str(LOCOMO),
+        "--cases",
+        "conv-26",
+        "--sessions",
+        "1",
+        "--questions",
+        "1",
+        "--method",
+        "question-only",
+        "--quiet",
+    ]
     assert main(base + ["--out", str(tmp_path / "run1")]) == 0  # public research data: consented by the harness
     (cache,) = (tmp_path / "eval-runs" / "cache").glob("*.db")
     store = Store(cache)
@@ -390,8 +466,21 @@ def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypat
     ingest_file(store, LOCOMO, only=["conv-26"])
     consent.record(store, "conv-26", "withdrawn", "Dana", "asked to leave the study")
     store.close()
-    density = ["--db", str(db), "density", "--dataset", "locomo", "--data", str(LOCOMO), "--cases", "conv-26",
-               "--sessions", "1", "--out", str(tmp_path / "d.jsonl")]
+    density = [
+        "--db",
+        str(db),
+        "density",
+        "--dataset",
+        "locomo",
+        "--data",
+        str(LOCOMO),
+        "--cases",
+        "conv-26",
+        "--sessions",
+        "1",
+        "--out",
+        str(tmp_path / "d.jsonl"),
+    ]
     assert main(density) == 1 and "consent withdrawn" in capsys.readouterr().err
     assert not (tmp_path / "d.jsonl").exists()
 
@@ -409,9 +498,18 @@ class _Trickle:
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-        reply = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"ok": true}'}}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+        reply = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '{"ok": true}'}}
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+            }
+        ).encode()
         self.stop = threading.Event()
         stop = self.stop
 
@@ -475,8 +573,16 @@ def test_item11_a_trickling_server_meets_the_call_deadline(mode):
         server.close()
     server = _Trickle(mode)
     try:
-        config = LLMConfig(backend="openai", base_url=server.url, model="m", dialect="json_object",
-                           timeout=600, connect_retries=3, max_retries=2, deadline=2.0)
+        config = LLMConfig(
+            backend="openai",
+            base_url=server.url,
+            model="m",
+            dialect="json_object",
+            timeout=600,
+            connect_retries=3,
+            max_retries=2,
+            deadline=2.0,
+        )
         started = time.monotonic()
         with pytest.raises(LLMUnavailable, match=r"within 2 s \(setting llm.deadline\)"):
             OpenAICompatLLM(config).structured("check", messages, Reply)
@@ -511,14 +617,23 @@ def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_buil
             if change == "delete":
                 editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
             else:
-                editing.edit_unit(person, None, "c1", partial.id, {"fact.text": "Maya booked a dentist visit."},
-                                  partial.version, "Dana", "misheard")
+                editing.edit_unit(
+                    person,
+                    None,
+                    "c1",
+                    partial.id,
+                    {"fact.text": "Maya booked a dentist visit."},
+                    partial.version,
+                    "Dana",
+                    "misheard",
+                )
             return {"memory_units": [unit("The visit is on March 12.", 8, 9, completes="p1")]}
         return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
 
     pipeline.extraction = extraction
-    report = Builder(builder_store, pipeline.llm(), HashEmbedder(),
-                     SETTINGS.with_overrides(verbatim_fallback=False)).build("c1")
+    report = Builder(
+        builder_store, pipeline.llm(), HashEmbedder(), SETTINGS.with_overrides(verbatim_fallback=False)
+    ).build("c1")
     assert report.status == "done"
     texts = {u.fact.text: u for u in person.units("c1", None)}
     assert not any("sleep clinic" in t for t in texts)  # the build's old copy is not brought back

@@ -8,15 +8,26 @@ from ftamem_core.governance import consent
 from ftamem_core.config import load_settings
 from ftamem_core.construction.builder import Builder
 from ftamem_core.construction.extraction import anchor_turns, reply_model, turn_anchors, with_turn_anchors
-from ftamem_core.models import (AffectAnchor, Case, CaseDocument, Evidence, FactAnchor, FTAUnit, Session,
-                                SessionDocument, Turn)
+from ftamem_core.models import (
+    AffectAnchor,
+    Case,
+    CaseDocument,
+    Evidence,
+    FactAnchor,
+    FTAUnit,
+    Session,
+    SessionDocument,
+    Turn,
+)
 from ftamem_core.llm.prompts import load_prompt
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-TURNS = [Turn(idx=4, role="user", speaker="Omar", text="My grandmother died two days ago, I keep thinking of her."),
-         Turn(idx=5, role="assistant", speaker="Coach", text="I am so sorry to hear that, Omar."),
-         Turn(idx=6, role="user", speaker="Omar", text="Thanks. I will visit her grave on Sunday with my brother.")]
+TURNS = [
+    Turn(idx=4, role="user", speaker="Omar", text="My grandmother died two days ago, I keep thinking of her."),
+    Turn(idx=5, role="assistant", speaker="Coach", text="I am so sorry to hear that, Omar."),
+    Turn(idx=6, role="user", speaker="Omar", text="Thanks. I will visit her grave on Sunday with my brother."),
+]
 
 
 def test_the_reply_asks_each_persons_turn_first_and_requires_every_one():
@@ -25,9 +36,13 @@ def test_the_reply_asks_each_persons_turn_first_and_requires_every_one():
     assert list(schema["properties"]) == ["turn_anchors", "memory_units"]
     per_turn = schema["$defs"]["TurnAnchors"]
     assert per_turn["required"] == ["turn_4", "turn_6"]  # the assistant's turn is not asked
-    good = {"turn_anchors": {"turn_4": {"feeling": "grieving", "intention": "unknown"},
-                             "turn_6": {"feeling": "unknown", "intention": "visit the grave"}},
-            "memory_units": [unit("Omar's grandmother died.", 4, 4)]}
+    good = {
+        "turn_anchors": {
+            "turn_4": {"feeling": "grieving", "intention": "unknown"},
+            "turn_6": {"feeling": "unknown", "intention": "visit the grave"},
+        },
+        "memory_units": [unit("Omar's grandmother died.", 4, 4)],
+    }
     assert model.model_validate(good).turn_anchors.turn_4.feeling == "grieving"
     with pytest.raises(ValidationError):
         model.model_validate({**good, "turn_anchors": {"turn_4": good["turn_anchors"]["turn_4"]}})
@@ -36,24 +51,35 @@ def test_the_reply_asks_each_persons_turn_first_and_requires_every_one():
 
 def test_an_example_anchor_the_turn_does_not_share_is_dropped_and_an_inferred_feeling_kept():
     model = reply_model([], 0, anchored_turns=anchor_turns(TURNS, 6))
-    reply = model.model_validate({"turn_anchors": {"turn_4": {"feeling": "grieving", "intention": "unknown"},
-                                                   "turn_6": {"feeling": "nervous", "intention": "apply at the shipyard"}},
-                                  "memory_units": []})
+    reply = model.model_validate(
+        {
+            "turn_anchors": {
+                "turn_4": {"feeling": "grieving", "intention": "unknown"},
+                "turn_6": {"feeling": "nervous", "intention": "apply at the shipyard"},
+            },
+            "memory_units": [],
+        }
+    )
     anchors = turn_anchors(reply, anchor_turns(TURNS, 6), ["Omar", "Coach"])
     assert anchors[4].emotion_or_state == "grieving"  # no word of the turn: clearly shown, kept
     assert anchors[6].emotion_or_state == "unknown" and anchors[6].intention_or_plan == "unknown"  # the example's
 
 
 def _unit(start, end, who=("Omar",), feeling="unknown"):
-    return FTAUnit(case_id="c", fact=FactAnchor(text="Omar said something.", participants=list(who)),
-                   affect=AffectAnchor(emotion_or_state=feeling),
-                   evidence=Evidence(session_id=1, start=start, end=end))
+    return FTAUnit(
+        case_id="c",
+        fact=FactAnchor(text="Omar said something.", participants=list(who)),
+        affect=AffectAnchor(emotion_or_state=feeling),
+        evidence=Evidence(session_id=1, start=start, end=end),
+    )
 
 
 def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
-    anchors = {4: AffectAnchor(emotion_or_state="grieving"),
-               5: AffectAnchor(emotion_or_state="sympathetic"),
-               6: AffectAnchor(intention_or_plan="visit the grave on Sunday")}
+    anchors = {
+        4: AffectAnchor(emotion_or_state="grieving"),
+        5: AffectAnchor(emotion_or_state="sympathetic"),
+        6: AffectAnchor(intention_or_plan="visit the grave on Sunday"),
+    }
     copied = with_turn_anchors(_unit(4, 4), anchors, TURNS)
     assert copied.affect.emotion_or_state == "grieving" and copied.affect.intention_or_plan == "unknown"
     whole = with_turn_anchors(_unit(4, 6), anchors, TURNS)
@@ -72,8 +98,15 @@ def test_the_prompt_adds_its_rule_and_example_only_with_the_setting():
 
 
 def _build(store, on: bool):
-    doc = CaseDocument(case=Case(id="g"), sessions=[SessionDocument(session=Session(source_id="s1", time="2025-03-07"),
-                                                                   turns=[t.model_copy(update={"idx": 0}) for t in TURNS])])
+    doc = CaseDocument(
+        case=Case(id="g"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s1", time="2025-03-07"),
+                turns=[t.model_copy(update={"idx": 0}) for t in TURNS],
+            )
+        ],
+    )
     store.ingest([doc])
     consent.record(store, "g", "granted", "test", "scripted case")
     pipeline, prompts = Pipeline(seg_size=3), []
@@ -81,13 +114,24 @@ def _build(store, on: bool):
     def extraction(messages):  # one unit of the death; the plan is left to the verbatim copy
         prompts.append(messages[-1]["content"])
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        reply = {"memory_units": [{**unit("Omar's grandmother died two days ago.", idx[0], idx[0]),
-                                   "content": {**unit("x", 0, 0)["content"], "participants": ["Omar"],
-                                               "text": "Omar's grandmother died two days ago.",
-                                               "emotion_or_state": "unknown"}}]}
+        reply = {
+            "memory_units": [
+                {
+                    **unit("Omar's grandmother died two days ago.", idx[0], idx[0]),
+                    "content": {
+                        **unit("x", 0, 0)["content"],
+                        "participants": ["Omar"],
+                        "text": "Omar's grandmother died two days ago.",
+                        "emotion_or_state": "unknown",
+                    },
+                }
+            ]
+        }
         if on:
-            reply["turn_anchors"] = {"turn_%d" % idx[0]: {"feeling": "grieving", "intention": "unknown"},
-                                     "turn_%d" % idx[2]: {"feeling": "unknown", "intention": "visit her grave"}}
+            reply["turn_anchors"] = {
+                "turn_%d" % idx[0]: {"feeling": "grieving", "intention": "unknown"},
+                "turn_%d" % idx[2]: {"feeling": "unknown", "intention": "visit her grave"},
+            }
         return reply
 
     pipeline.extraction = extraction
@@ -114,15 +158,27 @@ def test_without_the_setting_the_build_is_the_papers(store):
 def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_only_when_on(store):
     plain, strict = load_prompt("linking"), load_prompt("linking", options=frozenset({"strict_links"}))
     assert "Looking alike is not a relation" not in plain.user and "=== " not in plain.user
-    assert "Looking alike is not a relation" in strict.user and '"memory_id": "m12", "relation": "unknown"' in strict.user
+    assert (
+        "Looking alike is not a relation" in strict.user and '"memory_id": "m12", "relation": "unknown"' in strict.user
+    )
     seen = []
     pipeline = Pipeline(seg_size=3)
     linking = pipeline.linking
     pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or linking(messages)
-    pipeline.extraction = lambda messages: {"memory_units": [unit(
-        "Omar's grandmother died two days ago.", *[turn_indices([{"content": section(messages, "Fragment turns:")}])[0]] * 2)]}
-    doc = CaseDocument(case=Case(id="l"), sessions=[
-        SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-0{i}"), turns=list(TURNS)) for i in (1, 2)])
+    pipeline.extraction = lambda messages: {
+        "memory_units": [
+            unit(
+                "Omar's grandmother died two days ago.",
+                *[turn_indices([{"content": section(messages, "Fragment turns:")}])[0]] * 2,
+            )
+        ]
+    }
+    doc = CaseDocument(
+        case=Case(id="l"),
+        sessions=[
+            SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-0{i}"), turns=list(TURNS)) for i in (1, 2)
+        ],
+    )
     store.ingest([doc])
     consent.record(store, "l", "granted", "test", "scripted case")
     settings = load_settings(environ={}).with_overrides(strict_links=True, link_threshold=0.0, turns_per_unit=0)
@@ -143,26 +199,44 @@ def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, s
 
     def extraction(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        anchors = {f"turn_{i}": {"feeling": "worn out" if i == 8 else "unknown", "intention": "unknown"}
-                   for i in idx if i % 2 == 0}  # the person's turns (Maya speaks the even ones)
-        blank = lambda text, first, last, **kw: {**unit(text, first, last, **kw), "content": {  # noqa: E731
-            **unit(text, first, last)["content"], "emotion_or_state": "unknown"}}
+        anchors = {
+            f"turn_{i}": {"feeling": "worn out" if i == 8 else "unknown", "intention": "unknown"}
+            for i in idx
+            if i % 2 == 0
+        }  # the person's turns (Maya speaks the even ones)
+
+        def blank(text, first, last, **kw):
+            return {
+                **unit(text, first, last, **kw),
+                "content": {**unit(text, first, last)["content"], "emotion_or_state": "unknown"},
+            }
+
         if idx[0] == 4:  # the last fragment of session 0 leaves a partial unit
-            return {"turn_anchors": anchors, "memory_units": [blank("Maya booked a sleep clinic visit.", 4, 5,
-                                                                    status="partial")]}
+            return {
+                "turn_anchors": anchors,
+                "memory_units": [blank("Maya booked a sleep clinic visit.", 4, 5, status="partial")],
+            }
         if idx[0] == 8:  # while the model completes it, the person deletes it
             (partial,) = [u for u in person.units("c1", None) if u.construction_status == "partial"]
             editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
-            return {"turn_anchors": anchors, "memory_units": [blank("The visit is on March 12.", 8, 9,
-                                                                    completes="p1", status=status)]}
-        return {"turn_anchors": anchors,
-                "memory_units": [blank(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+            return {
+                "turn_anchors": anchors,
+                "memory_units": [blank("The visit is on March 12.", 8, 9, completes="p1", status=status)],
+            }
+        return {
+            "turn_anchors": anchors,
+            "memory_units": [blank(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])],
+        }
 
     pipeline.extraction = extraction
     events = []
-    report = Builder(builder_store, pipeline.llm(), HashEmbedder(),
-                     SETTINGS.with_overrides(verbatim_fallback=False, ground_anchors=False, turn_anchors=True),
-                     progress=events.append).build("c1")
+    report = Builder(
+        builder_store,
+        pipeline.llm(),
+        HashEmbedder(),
+        SETTINGS.with_overrides(verbatim_fallback=False, ground_anchors=False, turn_anchors=True),
+        progress=events.append,
+    ).build("c1")
     assert report.status == "done"
     assert any(type(e).__name__ == "FusionUndone" for e in events)
     kept = next(u for u in person.units("c1", None) if u.fact.text == "The visit is on March 12.")

@@ -72,8 +72,9 @@ def test_a_channel_turn_in_a_kept_units_span_brings_the_unit_rather_than_pushing
     verbatim = make_unit("c1", "Maya joined a running group that meets on Sundays.", 7, 7)
     richer = make_unit("c1", "Maya joined a running group on Sundays after the doctor's advice.", 7, 7)
     verbatim.id, richer.id = 1, 2
-    shown = render(MemoryPacket([verbatim, richer], [], {7: [said]}, scores={1: 0.3, 2: 0.2},
-                                channel=[(0.6, said)]), FULL)
+    shown = render(
+        MemoryPacket([verbatim, richer], [], {7: [said]}, scores={1: 0.3, 2: 0.2}, channel=[(0.6, said)]), FULL
+    )
     assert shown.unit_ids == [1, 2] and shown.channel_ids == [] and shown.left_out == {}
     assert "## Other turns" not in shown.text and "[m1] Maya joined a running group" in shown.text
     # The turn is the unit's anchor where it adds words ("I" is no content word; "joined" is in m1).
@@ -85,7 +86,9 @@ def test_a_channel_turn_in_a_kept_units_span_brings_the_unit_rather_than_pushing
 
 def test_a_kept_unit_left_out_says_why_budget_or_covered_by_a_turn_shown():
     said = Turn(idx=7, speaker="Maya", text="I joined a running group that meets on Sundays.")
-    long = make_unit("c1", "Maya joined a running group " + "that meets on Sundays in the park near her flat " * 6, 7, 7)
+    long = make_unit(
+        "c1", "Maya joined a running group " + "that meets on Sundays in the park near her flat " * 6, 7, 7
+    )
     verbatim = make_unit("c1", "Maya joined a running group that meets on Sundays.", 7, 7)
     long.id, verbatim.id = 1, 2
     packet = MemoryPacket([long, verbatim], [], {}, scores={1: 0.3, 2: 0.2}, channel=[(0.6, said)])
@@ -98,9 +101,15 @@ def test_a_kept_unit_left_out_says_why_budget_or_covered_by_a_turn_shown():
 
 def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget():
     from ftamem_core.retrieval.packet import Neighbour
-    top, low, update = (make_unit("c1", t, i, i) for i, t in ((1, "Maya sleeps four hours"),
-                                                              (9, "Maya likes to paint on weekends"),
-                                                              (20, "Maya now sleeps six hours with blackout curtains")))
+
+    top, low, update = (
+        make_unit("c1", t, i, i)
+        for i, t in (
+            (1, "Maya sleeps four hours"),
+            (9, "Maya likes to paint on weekends"),
+            (20, "Maya now sleeps six hours with blackout curtains"),
+        )
+    )
     top.id, low.id, update.id = 1, 2, 3
     packet = MemoryPacket([top, low], [Neighbour(update, 1, "updates m1")], {}, scores={1: 0.5, 2: 0.4})
     room = approx_tokens(render(MemoryPacket([top], packet.neighbours, {}), FULL).text)

@@ -77,7 +77,10 @@ def test_an_edit_from_a_fresh_process_replaces_the_vector_in_the_index_and_its_f
     assert len(fresh.vectors.files("c1")) == 1
     if kind == "flat":  # raw float32 rows: the deleted and the replaced vector are in no file
         data = fresh.index_path("c1").read_bytes()
-        assert vectors[5].tobytes() not in data and (vectors[3] / np.linalg.norm(vectors[3])).astype(np.float32).tobytes() not in data
+        assert (
+            vectors[5].tobytes() not in data
+            and (vectors[3] / np.linalg.norm(vectors[3])).astype(np.float32).tobytes() not in data
+        )
 
 
 def test_cases_are_isolated(disk_store):
@@ -123,8 +126,10 @@ def test_each_index_kind_finds_nearest_and_survives_a_save(tmp_path, kind):
     queries = vectors[:50] + 0.05 * random_vectors(50, seed=2)
     unit = lambda v: v / np.linalg.norm(v, axis=1, keepdims=True)  # noqa: E731 - the index normalises too
     exact = unit(queries) @ unit(vectors).T
-    hits = sum(len(set(index.search(q, 10)[1].tolist()) & {ids[j] for j in np.argsort(-row)[:10]})
-               for q, row in zip(queries, exact))
+    hits = sum(
+        len(set(index.search(q, 10)[1].tolist()) & {ids[j] for j in np.argsort(-row)[:10]})
+        for q, row in zip(queries, exact)
+    )
     assert hits / 500 >= 0.9  # recall@10 against exact search
     index.save(tmp_path / "i.faiss")
     loaded = CaseIndex.load(tmp_path / "i.faiss", config=config)

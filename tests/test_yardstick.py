@@ -29,13 +29,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # content recall -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shown, expected", [
-    ("Melanie: I ran a charity race for mental health last Saturday!", True),  # the turn itself
-    ("[m3] Melanie ran a charity race for mental health on Saturday (event)", True),  # retold, 5 of 6 words
-    ("Melanie ran a race.", False),  # 2 of 6 content words
-    ("Melanie and Caroline talked.", False),  # a pointer without words
-    ("", False),
-])
+
+@pytest.mark.parametrize(
+    "shown, expected",
+    [
+        ("Melanie: I ran a charity race for mental health last Saturday!", True),  # the turn itself
+        ("[m3] Melanie ran a charity race for mental health on Saturday (event)", True),  # retold, 5 of 6 words
+        ("Melanie ran a race.", False),  # 2 of 6 content words
+        ("Melanie and Caroline talked.", False),  # a pointer without words
+        ("", False),
+    ],
+)
 def test_a_gold_turn_counts_when_the_packet_shows_60_percent_of_its_content_words(shown, expected):
     turn = "I ran a charity race for mental health last Saturday!"
     assert content_stems(turn) == {"ran", "chariti", "race", "mental", "health", "saturday"}
@@ -43,8 +47,13 @@ def test_a_gold_turn_counts_when_the_packet_shows_60_percent_of_its_content_word
 
 
 def test_content_recall_averages_gold_turns_and_a_turn_without_content_words_needs_its_text():
-    assert content_recall("charity race mental health saturday ran", ["I ran a charity race for mental health",
-                                                                       "She went to the beach"]) == 0.5
+    assert (
+        content_recall(
+            "charity race mental health saturday ran",
+            ["I ran a charity race for mental health", "She went to the beach"],
+        )
+        == 0.5
+    )
     assert content_recall("A: Me too!", ["Me too!"]) == 1.0 and content_recall("A: Yes.", ["Me too!"]) == 0.0
     assert content_recall("anything", []) is None
 
@@ -55,6 +64,7 @@ def test_shown_reports_content_and_pointer_recall_apart():
 
 
 # sanity memories ----------------------------------------------------------------------------
+
 
 def test_the_null_memory_is_one_empty_unit_per_block_spanning_it(store):
     store.ingest([make_doc("c1", sessions=2, turns=30)])
@@ -68,11 +78,19 @@ def test_the_null_memory_is_one_empty_unit_per_block_spanning_it(store):
 
 
 def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
-    doc = CaseDocument(case=Case(id="c2", name="c2"), sessions=[SessionDocument(
-        session=Session(source_id="s1", time="2025-03-01"),
-        turns=[Turn(role="user", speaker="Maya", text="I started a pottery class with my sister last week."),
-               Turn(role="user", speaker="Sam", text="Hi!"),
-               Turn(role="user", speaker="Sam", text="My dog Pixie loves the new park near our house.")])])
+    doc = CaseDocument(
+        case=Case(id="c2", name="c2"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s1", time="2025-03-01"),
+                turns=[
+                    Turn(role="user", speaker="Maya", text="I started a pottery class with my sister last week."),
+                    Turn(role="user", speaker="Sam", text="Hi!"),
+                    Turn(role="user", speaker="Sam", text="My dog Pixie loves the new park near our house."),
+                ],
+            )
+        ],
+    )
     store.ingest([doc])
     assert fill(store, "c2", "verbatim", EMB, load_settings()) == 2
     facts = sorted(u.fact.text for u in store.units("c2"))
@@ -108,6 +126,7 @@ def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_convers
 
 # one packing, one pipeline ------------------------------------------------------------------
 
+
 @pytest.fixture
 def dialogue(store):
     store.ingest([make_doc("c1", sessions=2, turns=8)])
@@ -134,15 +153,33 @@ def test_ask_and_the_benchmark_build_the_same_packet(dialogue):
     store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     settings = load_settings(packet_token_budget=120)
     question = "What did A say in c1 session 1 turn 3?"
-    trace = ask(store, "c1", question, ScriptedLLM([{"answer": "turn 3", "cited_unit_ids": []}]), EMB, settings,
-                ablations=PRESETS["no_rewrite"])
+    trace = ask(
+        store,
+        "c1",
+        question,
+        ScriptedLLM([{"answer": "turn 3", "cited_unit_ids": []}]),
+        EMB,
+        settings,
+        ablations=PRESETS["no_rewrite"],
+    )
     v = EMB.encode([question])[0]
-    bench = fta_packet(store, "c1", question, v, EMB, settings, settings.k_for("generic")[0], 120, turns,
-                       count=ScriptedLLM().count_tokens)
+    bench = fta_packet(
+        store,
+        "c1",
+        question,
+        v,
+        EMB,
+        settings,
+        settings.k_for("generic")[0],
+        120,
+        turns,
+        count=ScriptedLLM().count_tokens,
+    )
     assert bench.text == trace.packet_text and trace.packet_text.strip()
 
 
 # statistics and splits ----------------------------------------------------------------------
+
 
 def test_the_stratified_bootstrap_gives_an_interval_with_one_case():
     b = stratified_bootstrap([0.0, 1.0, 1.0, 0.0, 1.0], ["c"] * 5, n_resamples=2000)
@@ -164,43 +201,73 @@ def test_the_splits_are_disjoint_and_named():
 
 # unit counts apart from the repairs ---------------------------------------------------------
 
+
 def test_unit_counts_call_none_of_the_construction_code():
     construction = {"grounding", "extraction", "segmentation", "construction", "linking", "longitudinal", "quality"}
     for name in ("unit_counts", "content"):
         tree = ast.parse((ROOT / "ftamem_core" / "evaluation" / f"{name}.py").read_text())
-        imported = {part for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                    for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
-                    for part in name.split(".")}
+        imported = {
+            part
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Import, ast.ImportFrom))
+            for name in [getattr(n, "module", None) or "", *(a.name for a in n.names)]
+            for part in name.split(".")
+        }
         assert not imported & construction, name
 
 
 def test_unit_counts_flag_what_a_reader_would(store):
     store.ingest([make_doc("c1", sessions=1, turns=4)])
-    units = [make_unit("c1", "It has a blue roof on it.", 0, 0), make_unit("c1", "c1 session 0 turn 1", 1, 1),
-             make_unit("c1", "Maya thinks you should rest.", 2, 3)]
+    units = [
+        make_unit("c1", "It has a blue roof on it.", 0, 0),
+        make_unit("c1", "c1 session 0 turn 1", 1, 1),
+        make_unit("c1", "Maya thinks you should rest.", 2, 3),
+    ]
     units[2].affect.emotion_or_state = "worried"
     store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     c = unit_counts(store, "c1")
     assert (c["pronoun_led"], c["copies_of_a_turn"], c["second_person"], c["with_feeling"]) == (1, 1, 1, 1)
     assert pronoun_led("Maya went home. She slept.") and not pronoun_led("Maya went home.")
-    assert is_copy("Maya adopted a puppy named Pixie", "I adopted a puppy named Pixie!") \
-        and not is_copy("Maya adopted a puppy", "I adopted a puppy named Pixie from the shelter downtown")
+    assert is_copy("Maya adopted a puppy named Pixie", "I adopted a puppy named Pixie!") and not is_copy(
+        "Maya adopted a puppy", "I adopted a puppy named Pixie from the shelter downtown"
+    )
 
 
 # results as data ----------------------------------------------------------------------------
+
 
 def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
     import json
 
     from ftamem_core.evaluation.results import BEGIN, END, write
 
-    base = {"commit": "abc", "settings_digest": "d1", "split": "test", "cases": ["conv-43", "conv-47", "conv-50"], "sessions": 3,
-            "builds": {"conv-43": "conv-43-s3.db"}, "measured": "2026-12-05", "model": "qwen2.5-1.5b",
-            "benchmark": "evidence", "n": 18}
-    old = {**base, "commit": "old", "budget": 250, "method": "fta", "metric": "content_recall", "value": 0.1,
-           "low": 0.0, "high": 0.2}
-    rows = [old] + [{**base, "budget": b, "method": m, "metric": "content_recall", "value": v, "low": v - 0.1,
-                     "high": v + 0.1} for b in (250, 500) for m, v in (("fta", 0.62), ("turn-rag", 0.7))]
+    base = {
+        "commit": "abc",
+        "settings_digest": "d1",
+        "split": "test",
+        "cases": ["conv-43", "conv-47", "conv-50"],
+        "sessions": 3,
+        "builds": {"conv-43": "conv-43-s3.db"},
+        "measured": "2026-12-05",
+        "model": "qwen2.5-1.5b",
+        "benchmark": "evidence",
+        "n": 18,
+    }
+    old = {
+        **base,
+        "commit": "old",
+        "budget": 250,
+        "method": "fta",
+        "metric": "content_recall",
+        "value": 0.1,
+        "low": 0.0,
+        "high": 0.2,
+    }
+    rows = [old] + [
+        {**base, "budget": b, "method": m, "metric": "content_recall", "value": v, "low": v - 0.1, "high": v + 0.1}
+        for b in (250, 500)
+        for m, v in (("fta", 0.62), ("turn-rag", 0.7))
+    ]
     (tmp_path / "evidence.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     readme = tmp_path / "README.md"
     readme.write_text(f"# X\n\n{BEGIN}\nold table\n{END}\n\nrest\n")
@@ -225,7 +292,9 @@ def test_the_audit_table_pools_cases_and_annotators_with_their_agreement(tmp_pat
     assert set(scores) == {"conv-1", "conv-2"} and set(scores["conv-1"]) == {"ana", "ben"}
     rows = {r.split(" | ")[0].strip("| "): r for r in audit_table(scores)}
     assert rows["fact"].startswith("| fact | 3 | 1.00 | 1.00 | 1.00 | 1.00 |")  # full agreement: alpha 1
-    assert "| time | 3 | 1.17 | 1.33 | 1.00 |" in rows["time"] and rows["relatedness"].startswith("| relatedness | 1 | 0.50")
+    assert "| time | 3 | 1.17 | 1.33 | 1.00 |" in rows["time"] and rows["relatedness"].startswith(
+        "| relatedness | 1 | 0.50"
+    )
 
 
 def _eval_run(folder, methods, f1s, cases=("conv-43", "conv-47")):
@@ -233,14 +302,47 @@ def _eval_run(folder, methods, f1s, cases=("conv-43", "conv-47")):
     import json
 
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"dataset": "locomo", "methods": methods, "cases": list(cases),
-                                                    "sessions": 3, "llm": {"model": "qwen2.5-1.5b"},
-                                                    "commit": "abc123", "settings_digest": "d1"}))
-    rows = [{"method": m, "case": cases[i % len(cases)], "qid": f"q{i}", "category": "1", "f1_official": f,
-             "content_recall": f, "answer_stage_tokens": 100 * (j + 1), "seconds": 2.0, "packet_tokens": 50}
-            for j, m in enumerate(methods) for i, f in enumerate(f1s[m])]
-    rows.append({"method": methods[0], "case": cases[0], "qid": "only-one-method", "category": "1", "f1_official": 1.0,
-                 "content_recall": 1.0, "answer_stage_tokens": 1, "seconds": 1.0, "packet_tokens": 1})
+    (folder / "config.json").write_text(
+        json.dumps(
+            {
+                "dataset": "locomo",
+                "methods": methods,
+                "cases": list(cases),
+                "sessions": 3,
+                "llm": {"model": "qwen2.5-1.5b"},
+                "commit": "abc123",
+                "settings_digest": "d1",
+            }
+        )
+    )
+    rows = [
+        {
+            "method": m,
+            "case": cases[i % len(cases)],
+            "qid": f"q{i}",
+            "category": "1",
+            "f1_official": f,
+            "content_recall": f,
+            "answer_stage_tokens": 100 * (j + 1),
+            "seconds": 2.0,
+            "packet_tokens": 50,
+        }
+        for j, m in enumerate(methods)
+        for i, f in enumerate(f1s[m])
+    ]
+    rows.append(
+        {
+            "method": methods[0],
+            "case": cases[0],
+            "qid": "only-one-method",
+            "category": "1",
+            "f1_official": 1.0,
+            "content_recall": 1.0,
+            "answer_stage_tokens": 1,
+            "seconds": 1.0,
+            "packet_tokens": 1,
+        }
+    )
     (folder / "questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     return folder
 
@@ -248,9 +350,11 @@ def _eval_run(folder, methods, f1s, cases=("conv-43", "conv-47")):
 def test_answer_rows_give_f1_with_intervals_and_paired_differences_on_shared_questions(tmp_path):
     from ftamem_core.evaluation.results import answer_rows
 
-    run = _eval_run(tmp_path / "run", ["fta", "turn-rag", "null"],
-                    {"fta": [1.0, 0.5, 1.0, 0.0, 1.0, 0.5], "turn-rag": [0.5, 0.5, 1.0, 0.0, 0.5, 0.5],
-                     "null": [0.0] * 6})
+    run = _eval_run(
+        tmp_path / "run",
+        ["fta", "turn-rag", "null"],
+        {"fta": [1.0, 0.5, 1.0, 0.0, 1.0, 0.5], "turn-rag": [0.5, 0.5, 1.0, 0.0, 0.5, 0.5], "null": [0.0] * 6},
+    )
     rows = answer_rows(run, measured="2026-12-05")
     find = {(r["method"], r["metric"]): r for r in rows}
     f1 = find[("fta", "f1")]
@@ -265,8 +369,12 @@ def test_answer_rows_give_f1_with_intervals_and_paired_differences_on_shared_que
 def test_an_evaluation_run_on_the_test_split_lands_in_the_results_and_the_readme(tmp_path):
     from ftamem_core.evaluation.results import BEGIN, END, add_run, write
 
-    run = _eval_run(tmp_path / "run", ["fta", "turn-rag"], {"fta": [0.4, 0.6, 0.5], "turn-rag": [0.2, 0.3, 0.1]},
-                    cases=("conv-43", "conv-47", "conv-50"))
+    run = _eval_run(
+        tmp_path / "run",
+        ["fta", "turn-rag"],
+        {"fta": [0.4, 0.6, 0.5], "turn-rag": [0.2, 0.3, 0.1]},
+        cases=("conv-43", "conv-47", "conv-50"),
+    )
     results = tmp_path / "results"
     assert add_run(run, results) == 10 + 2
     readme = tmp_path / "README.md"
@@ -302,12 +410,31 @@ def test_two_evidence_runs_compare_paired_by_question(tmp_path):
     spec.loader.exec_module(compare)
     for name, values in (("base", [0.0, 0.5, 0.0, 1.0]), ("cand", [1.0, 1.0, 1.0, 1.0])):
         (tmp_path / name).mkdir()
-        rows = [{"method": "fta", "budget": 250, "case": f"conv-{i % 2}", "qid": f"q{i}", "content_recall": v,
-                 "pointer_recall": 1.0} for i, v in enumerate(values)]
-        rows.append({"method": "turn-rag", "budget": 250, "case": "conv-0", "qid": "q0", "content_recall": 1.0,
-                     "pointer_recall": 1.0})
+        rows = [
+            {
+                "method": "fta",
+                "budget": 250,
+                "case": f"conv-{i % 2}",
+                "qid": f"q{i}",
+                "content_recall": v,
+                "pointer_recall": 1.0,
+            }
+            for i, v in enumerate(values)
+        ]
+        rows.append(
+            {
+                "method": "turn-rag",
+                "budget": 250,
+                "case": "conv-0",
+                "qid": "q0",
+                "content_recall": 1.0,
+                "pointer_recall": 1.0,
+            }
+        )
         (tmp_path / name / "evidence-questions.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
-    out = compare.compare(compare.per_question(tmp_path / "base", "fta"), compare.per_question(tmp_path / "cand", "fta"))
+    out = compare.compare(
+        compare.per_question(tmp_path / "base", "fta"), compare.per_question(tmp_path / "cand", "fta")
+    )
     content = next(r for r in out if r["metric"] == "content_recall")
     assert content["n"] == 4 and content["baseline"] == 0.375 and content["candidate"] == 1.0
     assert content["difference"] == 0.625 and content["excludes_zero"] is True
@@ -320,13 +447,34 @@ def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
 
     from ftamem_core.evaluation.results import results_markdown
 
-    (tmp_path / "units.jsonl").write_text(json.dumps({
-        "commit": "abc", "settings_digest": "d", "split": "dev", "cases": ["conv-26"], "measured": "2026-12-06",
-        "benchmark": "units", "case": "conv-26", "built_at": "abc", "set": {"turn_anchors": "true"},
-        "counts": {"units": 38, "copies_of_a_turn": 14, "with_feeling": 4, "with_intention": 5, "pronoun_led": 21,
-                   "second_person": 4, "links": 15, "link_relations": {"updates": 12, "supports": 3},
-                   "link_confidence": {"high": 15}},
-        "cost": {"calls_per_turn": 0.31, "tokens_per_turn": 504.0}}) + "\n")
+    (tmp_path / "units.jsonl").write_text(
+        json.dumps(
+            {
+                "commit": "abc",
+                "settings_digest": "d",
+                "split": "dev",
+                "cases": ["conv-26"],
+                "measured": "2026-12-06",
+                "benchmark": "units",
+                "case": "conv-26",
+                "built_at": "abc",
+                "set": {"turn_anchors": "true"},
+                "counts": {
+                    "units": 38,
+                    "copies_of_a_turn": 14,
+                    "with_feeling": 4,
+                    "with_intention": 5,
+                    "pronoun_led": 21,
+                    "second_person": 4,
+                    "links": 15,
+                    "link_relations": {"updates": 12, "supports": 3},
+                    "link_confidence": {"high": 15},
+                },
+                "cost": {"calls_per_turn": 0.31, "tokens_per_turn": 504.0},
+            }
+        )
+        + "\n"
+    )
     docs = results_markdown(tmp_path)
     assert "## Units of the builds, dev" in docs and "with turn_anchors=true" in docs
     assert "| conv-26 | 38 | 14 | 4 | 5 | 21 | 4 | 15 | 0 / 12 / 3 | 15 | 0.31 | 504.0 |" in docs

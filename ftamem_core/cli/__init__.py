@@ -28,8 +28,17 @@ from .cases import cmd_cases, cmd_cost, cmd_ingest, cmd_links, cmd_memory, cmd_s
 from .common import log_access, open_store
 from .eval import cmd_bench, cmd_correlate, cmd_density, cmd_eval, cmd_score
 from .parser import build_parser
-from .privacy import (cmd_access_log, cmd_consent, cmd_delete_link, cmd_delete_unit, cmd_erase, cmd_export,
-                      cmd_hash_password, cmd_import, cmd_purge_expired)
+from .privacy import (
+    cmd_access_log,
+    cmd_consent,
+    cmd_delete_link,
+    cmd_delete_unit,
+    cmd_erase,
+    cmd_export,
+    cmd_hash_password,
+    cmd_import,
+    cmd_purge_expired,
+)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -46,8 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = settings_from(args)
         if settings.llm.backend == "scripted" and args.command in _MODEL_COMMANDS:
-            print(f"ftamem: backend scripted (a test double): replies are read from {settings.llm.model}, "
-                  "no language model runs", file=sys.stderr)
+            print(
+                f"ftamem: backend scripted (a test double): replies are read from {settings.llm.model}, "
+                "no language model runs",
+                file=sys.stderr,
+            )
         if args.command != "purge-expired":
             _purge_expired(settings)
         out = COMMANDS[args.command](args, settings)
@@ -65,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
             return _fail(str(e))
         if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] in _OPTIONAL:
             package, extra = _OPTIONAL[e.name.split(".")[0]]
-            return _fail(f"{args.command} needs {package}, an optional dependency: "
-                         f"pip install 'ftamem-studio[{extra}]'")
+            return _fail(
+                f"{args.command} needs {package}, an optional dependency: pip install 'ftamem-studio[{extra}]'"
+            )
         return _fail(f"{e.__class__.__name__}: {e}")
     if out is not None:
         data, text = out
@@ -90,9 +103,16 @@ def _pipe_closed() -> int:
 # Commands that call the language model (the scripted backend says so when they run).
 _MODEL_COMMANDS = {"check-llm", "warm", "build", "ask", "eval", "density"}
 # Modules of the optional dependencies (pyproject.toml's extras): module -> (package, extra).
-_OPTIONAL = {"sklearn": ("scikit-learn", "eval"), "scipy": ("scipy", "eval"), "krippendorff": ("krippendorff", "eval"),
-             "nltk": ("nltk", "eval"), "bert_score": ("bert-score", "eval"), "plotly": ("plotly", "eval"),
-             "pyvis": ("pyvis", "app"), "streamlit": ("streamlit", "app")}
+_OPTIONAL = {
+    "sklearn": ("scikit-learn", "eval"),
+    "scipy": ("scipy", "eval"),
+    "krippendorff": ("krippendorff", "eval"),
+    "nltk": ("nltk", "eval"),
+    "bert_score": ("bert-score", "eval"),
+    "plotly": ("plotly", "eval"),
+    "pyvis": ("pyvis", "app"),
+    "streamlit": ("streamlit", "app"),
+}
 
 
 def _fail(message: str) -> int:

@@ -14,9 +14,11 @@ def cmd_check_llm(args, settings: Settings):
     from ..llm.factory import make_llm
 
     data = health_check(make_llm(settings.llm, settings.model_dir))
-    text = (f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
-            f"(call {data['call_seconds']} s, {data['prompt_tokens']}+{data['completion_tokens']} tokens)\n"
-            f"reply: {json.dumps(data['reply'])}")
+    text = (
+        f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
+        f"(call {data['call_seconds']} s, {data['prompt_tokens']}+{data['completion_tokens']} tokens)\n"
+        f"reply: {json.dumps(data['reply'])}"
+    )
     return data, text
 
 
@@ -30,8 +32,11 @@ def cmd_warm(args, settings: Settings):
         return data, "nothing to keep: a server caches prompt prefixes itself"
     cold = llm.cold(ASK_PROMPTS)  # told without loading the model: a second start costs nothing
     warmed = llm.warm(cold) if cold else {}
-    data = {"backend": llm.backend, "model": llm.model_name,
-            "prompts": {name: warmed.get(name, "disk") for name in ASK_PROMPTS}}
+    data = {
+        "backend": llm.backend,
+        "model": llm.model_name,
+        "prompts": {name: warmed.get(name, "disk") for name in ASK_PROMPTS},
+    }
     return data, "  ".join(f"{name}: {where}" for name, where in data["prompts"].items())
 
 
@@ -47,19 +52,26 @@ def cmd_build(args, settings: Settings):
     require_case(store, args.case)
     llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
     bar = None if args.quiet else ProgressBar(store, args.case)
-    builder = Builder(store, llm, Embedder.from_settings(settings), settings,
-                      progress=bar)
+    builder = Builder(store, llm, Embedder.from_settings(settings), settings, progress=bar)
     try:
-        report = builder.build(args.case, args.segmentation, args.window, args.from_scratch,
-                               discard_corrections=who_runs(args) if args.discard_corrections else None)
+        report = builder.build(
+            args.case,
+            args.segmentation,
+            args.window,
+            args.from_scratch,
+            discard_corrections=who_runs(args) if args.discard_corrections else None,
+        )
     finally:
         if bar:
             bar.close()
     data = {**report.__dict__, "cost": store.cost(args.case)}
-    text = (f"build {report.build_id} {report.status}" + (f" ({report.error})" if report.error else "") +
-            f": {report.sessions_built} session(s) built, {report.sessions_skipped} already done; {report.units} "
-            f"units, {report.partial_units} partial, {report.fusions} fusions, {report.links} links in "
-            f"{report.seconds:.1f} s")
+    text = (
+        f"build {report.build_id} {report.status}"
+        + (f" ({report.error})" if report.error else "")
+        + f": {report.sessions_built} session(s) built, {report.sessions_skipped} already done; {report.units} "
+        f"units, {report.partial_units} partial, {report.fusions} fusions, {report.links} links in "
+        f"{report.seconds:.1f} s"
+    )
     if report.status != "done":  # stopped (consent withdrawn, Stop): a script must not take it for done
         log_access(args, settings)  # it ran, and read the case, until it stopped
         raise StoreError(text)

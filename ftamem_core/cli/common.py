@@ -17,9 +17,20 @@ def who_runs(args) -> str:
 
 
 # Commands that read or change one case's data, logged as access (who: the user running them).
-_ACCESS = {"sessions": "view", "turns": "view", "units": "view", "links": "view", "memory": "view", "cost": "view",
-           "build": "build", "ask": "ask", "consent": "consent", "export": "export", "delete-unit": "change",
-           "delete-link": "change"}
+_ACCESS = {
+    "sessions": "view",
+    "turns": "view",
+    "units": "view",
+    "links": "view",
+    "memory": "view",
+    "cost": "view",
+    "build": "build",
+    "ask": "ask",
+    "consent": "consent",
+    "export": "export",
+    "delete-unit": "change",
+    "delete-link": "change",
+}
 
 
 def log_access(args, settings: Settings) -> None:

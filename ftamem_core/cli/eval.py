@@ -26,15 +26,30 @@ def cmd_eval(args, settings: Settings):
             raise StoreError("--split is LoCoMo's and names the cases and sessions itself")
         args.cases, args.sessions = list(SPLITS[args.split]), SESSIONS
     out = args.out or str(Path(settings.eval_dir) / f"{args.dataset}-{datetime.now():%Y%m%d-%H%M%S}")
-    cfg = EvalConfig(dataset=args.dataset, data=args.data, methods=args.methods, out=out, cases=args.cases,
-                     sessions=args.sessions, questions=args.questions, k=args.k,
-                     cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
-                     workers=args.workers or settings.eval_workers, judge=args.judge, categories=args.categories)
+    cfg = EvalConfig(
+        dataset=args.dataset,
+        data=args.data,
+        methods=args.methods,
+        out=out,
+        cases=args.cases,
+        sessions=args.sessions,
+        questions=args.questions,
+        k=args.k,
+        cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
+        workers=args.workers or settings.eval_workers,
+        judge=args.judge,
+        categories=args.categories,
+    )
     from ..evaluation.run import select_documents
 
     refuse_withdrawn([d.case.id for d in select_documents(cfg, settings)], settings)
-    summary = run(cfg, settings, lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
-                  Embedder.from_settings(settings), progress=not args.quiet)
+    summary = run(
+        cfg,
+        settings,
+        lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
+        Embedder.from_settings(settings),
+        progress=not args.quiet,
+    )
     return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
 
 
@@ -43,13 +58,16 @@ def cmd_density(args, settings: Settings):
     from ..evaluation.run import EvalConfig, select_documents
     from ..llm.factory import make_llm
 
-    docs = select_documents(EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions),
-                            settings)
+    docs = select_documents(
+        EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions), settings
+    )
     refuse_withdrawn([d.case.id for d in docs], settings)
     rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
     dialogues = per_dialogue(rows)
     overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
-    shown = [{"dialogue": c, **d} for c, d in dialogues.items()] + [{"dialogue": "all turns", "turns": len(rows), **overall}]
+    shown = [{"dialogue": c, **d} for c, d in dialogues.items()] + [
+        {"dialogue": "all turns", "turns": len(rows), **overall}
+    ]
     return {"dialogues": dialogues, "overall": overall}, table(shown, ["dialogue", "turns", *FIELDS, "total_anchors"])
 
 
@@ -64,11 +82,15 @@ def cmd_correlate(args, settings: Settings):
     questions = read_rows(Path(args.run) / "questions.jsonl")
     if summary["dataset"] == "locomo":  # as the paper's Table 10: no category 5
         questions = [q for q in questions if str(q.get("category")) in ("1", "2", "3", "4")]
-    annotations = [json.loads(line) for line in Path(args.density).read_text(encoding="utf-8").splitlines() if line.strip()]
+    annotations = [
+        json.loads(line) for line in Path(args.density).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     gain = dialogue_gain(questions, *args.methods, metric, relative=not args.absolute)
     result = gain_correlations(per_dialogue(annotations), gain)
-    rows = [{"field": f, **{k: v for k, v in c.items() if k != "leave_one_out"},
-             "leave_one_out": c.get("leave_one_out")} for f, c in result["correlations"].items()]
+    rows = [
+        {"field": f, **{k: v for k, v in c.items() if k != "leave_one_out"}, "leave_one_out": c.get("leave_one_out")}
+        for f, c in result["correlations"].items()
+    ]
     text = table(rows, ["field", "n", "pearson", "spearman", "low", "high", "permutation_p", "leave_one_out"])
     return {**result, "gain": gain}, (result["note"] or text)
 

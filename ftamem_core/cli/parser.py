@@ -14,14 +14,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
     p.add_argument("--db", help="SQLite database (default: setting db_path)")
     p.add_argument("--config", help="TOML settings file")
-    p.add_argument("--profile", choices=PROFILES,
-                   help="named settings under the config file: small-model (the defaults, for the embedded 1.5B) "
-                        "or paper (the method as the paper writes it: every repair beyond it off)")
-    p.add_argument("--llm", choices=["embedded", "openai", "scripted"],
-                   help="LLM backend (scripted: a test double, no language model: every call of a stage gets "
-                        "the reply the JSON file given as --model holds for it; for tests and smoke checks)")
-    p.add_argument("--model", help="embedded model name or GGUF path, or the server's model name "
-                                   "(scripted: the JSON file {stage: reply})")
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="named settings under the config file: small-model (the defaults, for the embedded 1.5B) "
+        "or paper (the method as the paper writes it: every repair beyond it off)",
+    )
+    p.add_argument(
+        "--llm",
+        choices=["embedded", "openai", "scripted"],
+        help="LLM backend (scripted: a test double, no language model: every call of a stage gets "
+        "the reply the JSON file given as --model holds for it; for tests and smoke checks)",
+    )
+    p.add_argument(
+        "--model",
+        help="embedded model name or GGUF path, or the server's model name (scripted: the JSON file {stage: reply})",
+    )
     p.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--json", action="store_true", help="print JSON")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -39,8 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     exists.add_argument("--skip-existing", action="store_true", help="leave cases already stored as they are")
     c.add_argument("--case", action="append", dest="cases", metavar="ID", help="only this case (repeatable)")
     c.add_argument("--consent", choices=["granted"], help="record consent for every case in the file")
-    c.add_argument("--by", help="who records the consent (with --consent) and the replace (with --replace; "
-                                "default: your user name)")
+    c.add_argument(
+        "--by",
+        help="who records the consent (with --consent) and the replace (with --replace; default: your user name)",
+    )
     c.add_argument("--note", default="", help="the consent's note, e.g. 'public research dataset'")
     c.add_argument("--retention-days", type=int, help="erase these cases this many days after ingest")
     command("cases", "list the cases")
@@ -50,25 +60,45 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c.add_argument("--session", help="session number (from 0) or the file's session id")
     command("check-llm", "make one structured call and report backend, model and seconds")
-    command("warm", "read the ask prompts' fixed instructions once and keep the model's state on disk "
-                    "(the embedded model), so that the first question of a new process does not")
+    command(
+        "warm",
+        "read the ask prompts' fixed instructions once and keep the model's state on disk "
+        "(the embedded model), so that the first question of a new process does not",
+    )
     c = command("build", "build a case's memory (resumes an unfinished build)")
     c.add_argument("case")
-    c.add_argument("--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)")
+    c.add_argument(
+        "--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)"
+    )
     c.add_argument("--window", type=int, help="window size W (default: setting window_size, 20)")
-    c.add_argument("--from-scratch", action="store_true", help="clear the case's memory and build it again "
-                   "(refused while corrections made by hand stand, unless --discard-corrections)")
-    c.add_argument("--discard-corrections", action="store_true",
-                   help="with --from-scratch: throw away the corrections made by hand (recorded with --by)")
+    c.add_argument(
+        "--from-scratch",
+        action="store_true",
+        help="clear the case's memory and build it again "
+        "(refused while corrections made by hand stand, unless --discard-corrections)",
+    )
+    c.add_argument(
+        "--discard-corrections",
+        action="store_true",
+        help="with --from-scratch: throw away the corrections made by hand (recorded with --by)",
+    )
     c.add_argument("--by", help="who discards the corrections (default: your user name)")
-    c.add_argument("--coverage-pass", action="store_true",
-                   help="one more call per fragment for the person's turns no unit covers (setting coverage_pass)")
+    c.add_argument(
+        "--coverage-pass",
+        action="store_true",
+        help="one more call per fragment for the person's turns no unit covers (setting coverage_pass)",
+    )
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c = command("units", "list a case's memory units")
     c.add_argument("case")
     c.add_argument("--partial", action="store_true", help="also the partial units left open at a session's end")
-    c.add_argument("--origin", nargs="+", choices=Origin.__args__, metavar="ORIGIN",
-                   help=f"only units made this way ({', '.join(Origin.__args__)})")
+    c.add_argument(
+        "--origin",
+        nargs="+",
+        choices=Origin.__args__,
+        metavar="ORIGIN",
+        help=f"only units made this way ({', '.join(Origin.__args__)})",
+    )
     c = command("links", "list a case's temporal links")
     c.add_argument("case")
     c = command("memory", "show a case's user semantic and support-experience memory")
@@ -82,9 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
     c = command("ask", "ask a question of a case's memory and print the trace")
     c.add_argument("case")
     c.add_argument("question")
-    c.add_argument("--k", type=int, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)")
-    c.add_argument("--preset", choices=sorted(PRESETS),
-                   help="one ablation, added to the settings' [ablations] (default: the settings alone)")
+    c.add_argument(
+        "--k", type=int, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)"
+    )
+    c.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="one ablation, added to the settings' [ablations] (default: the settings alone)",
+    )
     c = command("consent", "show or record a case's consent to keep memory")
     c.add_argument("case")
     c.add_argument("action", choices=["grant", "withdraw", "show"])
@@ -95,8 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", help="file to write (owner-only); default: standard output")
     c = command("import", "restore a case from an export into a store that does not hold it")
     c.add_argument("file")
-    for name, what in (("delete-unit", "a memory unit (its vector, links, history text, derived entries)"),
-                       ("delete-link", "a temporal link")):
+    for name, what in (
+        ("delete-unit", "a memory unit (its vector, links, history text, derived entries)"),
+        ("delete-link", "a temporal link"),
+    ):
         c = command(name, f"delete {what}")
         c.add_argument("case")
         c.add_argument("id", type=int)
@@ -114,21 +151,36 @@ def build_parser() -> argparse.ArgumentParser:
     c = command("eval", "answer a benchmark's questions with several methods and score them (resumable)")
     c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)
     c.add_argument("--data", required=True, help="the dataset file (e.g. ../shared/data/locomo/locomo10.json)")
-    c.add_argument("--method", nargs="+", default=["fta", "turn-rag", "verbatim", "null"], dest="methods", metavar="M",
-                   help="fta, fta-<preset>, fta-session|pair|fixed, question-only, full-context, turn-rag, "
-                        "session-summary, null, verbatim (memories built without a model); NAME@K for another K "
-                        "(a K sweep)")
+    c.add_argument(
+        "--method",
+        nargs="+",
+        default=["fta", "turn-rag", "verbatim", "null"],
+        dest="methods",
+        metavar="M",
+        help="fta, fta-<preset>, fta-session|pair|fixed, question-only, full-context, turn-rag, "
+        "session-summary, null, verbatim (memories built without a model); NAME@K for another K "
+        "(a K sweep)",
+    )
     c.add_argument("--cases", nargs="+", help="only these cases")
-    c.add_argument("--split", choices=["dev", "test"],
-                   help="LoCoMo's dev or test conversations, sessions 1-3 (tune on dev; test is reported only)")
-    c.add_argument("--sessions", type=int, help="the first N sessions of each case (questions whose evidence is in them)")
+    c.add_argument(
+        "--split",
+        choices=["dev", "test"],
+        help="LoCoMo's dev or test conversations, sessions 1-3 (tune on dev; test is reported only)",
+    )
+    c.add_argument(
+        "--sessions", type=int, help="the first N sessions of each case (questions whose evidence is in them)"
+    )
     c.add_argument("--questions", type=int, help="the first N of those questions per case")
     c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
     c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
     c.add_argument("--out", help="the run folder; a rerun resumes it (default: a new folder in setting eval_dir)")
     c.add_argument("--cache", help="where built memory is kept for every run (default: EVAL_DIR/cache)")
-    c.add_argument("--workers", type=int, help="questions at once with an OpenAI-compatible backend "
-                                               "(default: setting eval_workers; the embedded model: 1)")
+    c.add_argument(
+        "--workers",
+        type=int,
+        help="questions at once with an OpenAI-compatible backend "
+        "(default: setting eval_workers; the embedded model: 1)",
+    )
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c = command("density", "annotate every turn's information density with the LLM (resumable), per dialogue")

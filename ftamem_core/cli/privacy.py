@@ -22,8 +22,11 @@ def cmd_consent(args, settings: Settings):
     rows = consent.log(store, args.case)
     current = consent.state(store, args.case)
     return {"case": args.case, **current, "log": rows}, (
-        f"consent {current['state']}" + (f" (by {current['who']}, {current['at']})" if current["at"] else "")
-        + "\n" + table(rows, ["at", "state", "who", "note"]))
+        f"consent {current['state']}"
+        + (f" (by {current['who']}, {current['at']})" if current["at"] else "")
+        + "\n"
+        + table(rows, ["at", "state", "who", "note"])
+    )
 
 
 def cmd_export(args, settings: Settings):
@@ -45,7 +48,8 @@ def cmd_import(args, settings: Settings):
     case_id = read_import(store, args.file, settings.max_upload_mb)
     counts = case_counts(store, case_id)
     return {"case": case_id, "counts": counts}, f"imported case {case_id!r}: " + ", ".join(
-        f"{n} {t}" for t, n in counts.items() if n)
+        f"{n} {t}" for t, n in counts.items() if n
+    )
 
 
 def cmd_delete_unit(args, settings: Settings):
@@ -79,7 +83,8 @@ def cmd_erase(args, settings: Settings):
             raise StoreError("not confirmed; nothing was erased")
     counts = erase_case(store, args.case, who_runs(args), args.reason)
     return {"case": args.case, "erased": counts}, f"erased case {args.case!r}: " + ", ".join(
-        f"{n} {t}" for t, n in counts.items() if n)
+        f"{n} {t}" for t, n in counts.items() if n
+    )
 
 
 def cmd_purge_expired(args, settings: Settings):

@@ -14,8 +14,13 @@ class ProgressBar:
 
         counts = store.session_turn_counts(case_id)
         self.store, self.case_id = store, case_id
-        self.bar = tqdm(total=sum(counts.values()), unit="turn", file=stream, dynamic_ncols=True,
-                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} turns [{elapsed}] {postfix}")
+        self.bar = tqdm(
+            total=sum(counts.values()),
+            unit="turn",
+            file=stream,
+            dynamic_ncols=True,
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} turns [{elapsed}] {postfix}",
+        )
         self.turns_by_session = {s.idx: counts.get(s.id, 0) for s in store.sessions(case_id)}
         self.units = self.links = 0
         self.build_id: int | None = None
@@ -39,8 +44,10 @@ class ProgressBar:
         elif isinstance(event, ev.LanguageNote):
             self.bar.write(f"note: {event.note}")
         elif isinstance(event, ev.TurnsCut):  # the build log says what the model did not see whole
-            self.bar.write(f"turns {', '.join(map(str, event.turns))} cut to fit the prompt "
-                           f"(prompt_turn_chars {event.limit:,}); stored whole")
+            self.bar.write(
+                f"turns {', '.join(map(str, event.turns))} cut to fit the prompt "
+                f"(prompt_turn_chars {event.limit:,}); stored whole"
+            )
         calls, tokens = self.store.build_usage(self.build_id) if self.build_id else (0, 0)
         self.bar.set_postfix_str(f"units {self.units} links {self.links} calls {calls} tokens {tokens}")
 

@@ -23,8 +23,21 @@ from . import build_events as ev
 from ..governance import consent
 from ..config import Settings
 from ..llm.embeddings import Embedder
-from .extraction import (Fragment, anchor_turns, coverage_reply_model, incomplete_memory_json,
-                         integrate, merge_duplicates, min_units, parse_candidates, parse_coverage, turn_anchors, uncovered, verbatim_units, with_turn_anchors)
+from .extraction import (
+    Fragment,
+    anchor_turns,
+    coverage_reply_model,
+    incomplete_memory_json,
+    integrate,
+    merge_duplicates,
+    min_units,
+    parse_candidates,
+    parse_coverage,
+    turn_anchors,
+    uncovered,
+    verbatim_units,
+    with_turn_anchors,
+)
 from .extraction import reply_model as extraction_reply
 from .repairs.checks import Repairs
 from .linking import apply_updates, candidates
@@ -48,10 +61,20 @@ from ..text import english
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
 # are unchanged, since a fix to the verbatim fallback or a prompt changes what a build produces.
 # Paths under ftamem_core/; only the file's name and text enter the digest.
-_BUILD_SOURCES = ("construction/builder", "construction/segmentation", "construction/extraction",
-                  "construction/linking", "construction/longitudinal", "construction/repairs/checks",
-                  "construction/repairs/grounding", "construction/repairs/speaker", "construction/repairs/spans",
-                  "construction/temporal", "construction/representation", "models")
+_BUILD_SOURCES = (
+    "construction/builder",
+    "construction/segmentation",
+    "construction/extraction",
+    "construction/linking",
+    "construction/longitudinal",
+    "construction/repairs/checks",
+    "construction/repairs/grounding",
+    "construction/repairs/speaker",
+    "construction/repairs/spans",
+    "construction/temporal",
+    "construction/representation",
+    "models",
+)
 _BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal", "coverage")
 
 
@@ -89,8 +112,15 @@ class BuildReport:
 
 
 class Builder:
-    def __init__(self, store: Store, llm: LLM, embedder: Embedder, settings: Settings,
-                 progress: Callable[[ev.BuildEvent], None] | None = None, stop: threading.Event | None = None):
+    def __init__(
+        self,
+        store: Store,
+        llm: LLM,
+        embedder: Embedder,
+        settings: Settings,
+        progress: Callable[[ev.BuildEvent], None] | None = None,
+        stop: threading.Event | None = None,
+    ):
         self.store, self.llm, self.embedder, self.settings = store, llm, embedder, settings
         self._chosen = settings  # before a case's language switches repairs off
         self.progress = progress or (lambda event: None)
@@ -98,8 +128,14 @@ class Builder:
         if llm.recorder is None:
             llm.recorder = store.record_call  # cost accounting needs every call
 
-    def build(self, case_id: str, segmentation: str | None = None, window: int | None = None,
-              from_scratch: bool = False, discard_corrections: str | None = None) -> BuildReport:
+    def build(
+        self,
+        case_id: str,
+        segmentation: str | None = None,
+        window: int | None = None,
+        from_scratch: bool = False,
+        discard_corrections: str | None = None,
+    ) -> BuildReport:
         """``from_scratch`` clears the case's memory first. It is refused while people's corrections
         stand (CorrectionsAtRisk lists them), unless ``discard_corrections`` names who decided to
         throw them away (recorded in the history)."""
@@ -116,10 +152,20 @@ class Builder:
         if corrections and not discard_corrections:
             raise CorrectionsAtRisk(corrections)
         # The running build is the case's lock: taken before anything is cleared or written.
-        build = self.store.start_build(Build(
-            case_id=case_id, segmentation=segmentation, backend=self.llm.backend, model=self.llm.model_name,
-            settings={**self.settings.build_settings(), "window_size": window, "segmentation": segmentation,
-                      "profile": self.settings.profile}))
+        build = self.store.start_build(
+            Build(
+                case_id=case_id,
+                segmentation=segmentation,
+                backend=self.llm.backend,
+                model=self.llm.model_name,
+                settings={
+                    **self.settings.build_settings(),
+                    "window_size": window,
+                    "segmentation": segmentation,
+                    "profile": self.settings.profile,
+                },
+            )
+        )
         try:
             if from_scratch:
                 with self.store.transaction():
@@ -133,8 +179,9 @@ class Builder:
         done = self.store.done_sessions(case_id)
         report = BuildReport(build.id, "running", notes=notes)
         started = time.perf_counter()
-        self.progress(ev.BuildStarted(build_id=build.id, segmentation=segmentation,
-                                      sessions=len(self.store.sessions(case_id))))
+        self.progress(
+            ev.BuildStarted(build_id=build.id, segmentation=segmentation, sessions=len(self.store.sessions(case_id)))
+        )
         current: Session | None = None
         try:
             with call_context(case_id=case_id, build_id=build.id, cancel=lambda: self._stop_reason() is not None):
@@ -162,8 +209,9 @@ class Builder:
             report.status = "done"
         report.seconds = time.perf_counter() - started
         self.store.finish_build(build.id, report.status, report.error)
-        self.progress(ev.BuildDone(status=report.status, units=report.units, links=report.links,
-                                   seconds=round(report.seconds, 1)))
+        self.progress(
+            ev.BuildDone(status=report.status, units=report.units, links=report.links, seconds=round(report.seconds, 1))
+        )
         return report
 
     def _for_language(self, case_id: str) -> list[str]:
@@ -176,16 +224,20 @@ class Builder:
         if not on:
             return []
         self.settings = self.settings.with_overrides(**english.REPAIRS_OFF)
-        note = ("the turns are not English: the repairs that read English words are off for this build "
-                f"({', '.join(sorted(on))})")
+        note = (
+            "the turns are not English: the repairs that read English words are off for this build "
+            f"({', '.join(sorted(on))})"
+        )
         self.progress(ev.LanguageNote(english=False, off=sorted(on), note=note))
         return [note]
 
     def _check_segmentation(self, case_id: str, segmentation: str) -> None:
         other = {m for m in self.store.done_sessions(case_id).values() if m != segmentation}
         if other:
-            raise BuildError(f"case {case_id!r} was built with {', '.join(sorted(other))} segmentation; "
-                             f"rebuild it from scratch to use {segmentation}")
+            raise BuildError(
+                f"case {case_id!r} was built with {', '.join(sorted(other))} segmentation; "
+                f"rebuild it from scratch to use {segmentation}"
+            )
 
     def _abandon(self, case_id: str, session: Session | None, build_id: int, status: str, error: str) -> None:
         """A session is complete or absent: drop what the unfinished one wrote."""
@@ -195,11 +247,15 @@ class Builder:
 
     # One session ------------------------------------------------------------------------
 
-    def _session(self, case_id: str, session: Session, segmentation: str, window: int, build_id: int,
-                 report: BuildReport) -> None:
+    def _session(
+        self, case_id: str, session: Session, segmentation: str, window: int, build_id: int, report: BuildReport
+    ) -> None:
         turns = self.store.turns(case_id, session_id=session.id)
-        self.progress(ev.SessionStarted(session=session.idx, turns=len(turns), first=turns[0].idx,
-                                        last=turns[-1].idx, time=session.time))
+        self.progress(
+            ev.SessionStarted(
+                session=session.idx, turns=len(turns), first=turns[0].idx, last=turns[-1].idx, time=session.time
+            )
+        )
         detect = None
         if segmentation in ("bws", "fixed"):
             detect = lambda window_turns: self._detect(window_turns, session)  # noqa: E731
@@ -215,8 +271,16 @@ class Builder:
         self._peers = not any(t.role == "assistant" for t in turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
             self._check_stop()
-            self.progress(ev.WindowSegmented(session=session.idx, start=win.start, end=win.end, spans=win.spans,
-                                             final=win.final, provisional=win.provisional))
+            self.progress(
+                ev.WindowSegmented(
+                    session=session.idx,
+                    start=win.start,
+                    end=win.end,
+                    spans=win.spans,
+                    final=win.final,
+                    provisional=win.provisional,
+                )
+            )
             if segmentation == "bws":
                 win.final = merge_short(win.final, self.settings.min_fragment_turns)
             self.store.add_segments(case_id, to_segments(win, case_id, session.id, segmentation))
@@ -253,44 +317,73 @@ class Builder:
         return render_turns(turns, limit)
 
     def _detect(self, window_turns: list[Turn], session: Session) -> list[Span]:
-        messages = load_prompt("segmentation").messages(session_time=session.time or session.time_text or "unknown",
-                                                        turns=self._render(window_turns, session))
-        reply, _ = self.llm.structured("segmentation", messages, SegmentationReply,
-                                       temperature=self.settings.construction_temperature,
-                                       max_tokens=self.settings.construction_max_tokens)
+        messages = load_prompt("segmentation").messages(
+            session_time=session.time or session.time_text or "unknown", turns=self._render(window_turns, session)
+        )
+        reply, _ = self.llm.structured(
+            "segmentation",
+            messages,
+            SegmentationReply,
+            temperature=self.settings.construction_temperature,
+            max_tokens=self.settings.construction_max_tokens,
+        )
         return [(s.turn_span[0], s.turn_span[1], s.boundary_trigger) for s in reply.segments]
 
-    def _extract(self, fragment: Fragment, carried: list[FTAUnit], session_turns: list[Turn],
-                 report: BuildReport) -> list[FTAUnit]:
+    def _extract(
+        self, fragment: Fragment, carried: list[FTAUnit], session_turns: list[Turn], report: BuildReport
+    ) -> list[FTAUnit]:
         keys = [f"p{i + 1}" for i in range(len(carried))]
         s = self.settings
         anchored = anchor_turns(fragment.turns, s.coverage_min_words) if s.turn_anchors else None
         prompt = load_prompt("extraction", options=frozenset({"turn_anchors"} if anchored else ()))
         messages = prompt.messages(
-            people=people(session_turns), session_time=fragment.session_time or "unknown",
-            incomplete_memory=incomplete_memory_json(carried, keys), turns=self._render(fragment.turns))
-        model = extraction_reply(keys, min_units(fragment.turns, self.settings.min_unit_words,
-                                                 self.settings.coverage_min_words, self.settings.turns_per_unit),
-                                 self.settings.fact_max_chars, anchored)
-        reply, _ = self.llm.structured("extraction", messages, model,
-                                       temperature=self.settings.construction_temperature,
-                                       max_tokens=self.settings.construction_max_tokens)
+            people=people(session_turns),
+            session_time=fragment.session_time or "unknown",
+            incomplete_memory=incomplete_memory_json(carried, keys),
+            turns=self._render(fragment.turns),
+        )
+        model = extraction_reply(
+            keys,
+            min_units(
+                fragment.turns,
+                self.settings.min_unit_words,
+                self.settings.coverage_min_words,
+                self.settings.turns_per_unit,
+            ),
+            self.settings.fact_max_chars,
+            anchored,
+        )
+        reply, _ = self.llm.structured(
+            "extraction",
+            messages,
+            model,
+            temperature=self.settings.construction_temperature,
+            max_tokens=self.settings.construction_max_tokens,
+        )
         completes = dict(zip(keys, carried))
         repairs = self._repairs()
-        found = [(key, repairs.checked(piece, fragment.turns, completes.get(key)))
-                 for key, u in parse_candidates(reply, fragment) for piece in repairs.pieces(key, u, fragment.turns)]
+        found = [
+            (key, repairs.checked(piece, fragment.turns, completes.get(key)))
+            for key, u in parse_candidates(reply, fragment)
+            for piece in repairs.pieces(key, u, fragment.turns)
+        ]
         if self.settings.coverage_pass:
-            found += [("none", repairs.checked(u, fragment.turns))
-                      for u in self._cover(fragment, [u for _, u in found if u], session_turns)]
+            found += [
+                ("none", repairs.checked(u, fragment.turns))
+                for u in self._cover(fragment, [u for _, u in found if u], session_turns)
+            ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
         # Every unit this fragment writes takes its turns' anchors, also a partial left open and the
         # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
         # clearly shows need not repeat its words.
         anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
+
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
-        here = lambda u: with_turn_anchors(u.model_copy(update={"evidence": u.evidence.model_copy(  # noqa: E731
-            update={"session_id": fragment.session_id})}), anchors, fragment.turns)
+        def here(u):
+            moved = u.model_copy(update={"evidence": u.evidence.model_copy(update={"session_id": fragment.session_id})})
+            return with_turn_anchors(moved, anchors, fragment.turns)
+
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
             if partial.id is not None:  # carried from an earlier session: replaced when this one is done
@@ -299,10 +392,18 @@ class Builder:
             self.progress(ev.Fused(carried=partial.fact.text, candidate=candidate.fact.text, fused=fused.fact.text))
         finalised = [here(u) for u in result.finalised]
         carried = [u if u.id is not None else here(u) for u in result.carried]
-        extra = (verbatim_units(fragment, finalised + carried, self.settings.coverage_min_words,
-                                self.settings.verbatim_within_spans, self.settings.verbatim_reply_words,
-                                self.settings.caption_carries_turn)
-                 if self.settings.verbatim_fallback else [])
+        extra = (
+            verbatim_units(
+                fragment,
+                finalised + carried,
+                self.settings.coverage_min_words,
+                self.settings.verbatim_within_spans,
+                self.settings.verbatim_reply_words,
+                self.settings.caption_carries_turn,
+            )
+            if self.settings.verbatim_fallback
+            else []
+        )
         extra = [with_turn_anchors(u, anchors, fragment.turns) for u in extra]
         if extra:
             self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # a reply's own turn
@@ -322,16 +423,29 @@ class Builder:
             return []
         self.progress(ev.CoveragePass(turns=[t.idx for t in missing]))
         messages = load_prompt("coverage").messages(
-            people=people(session_turns), session_time=fragment.session_time or "unknown",
+            people=people(session_turns),
+            session_time=fragment.session_time or "unknown",
             written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
-            turns=self._render(fragment.turns), targets=", ".join(f"[{t.idx}]" for t in missing))
-        reply, _ = self.llm.structured("coverage", messages, coverage_reply_model(missing, self.settings.fact_max_chars),
-                                       temperature=self.settings.construction_temperature,
-                                       max_tokens=self.settings.construction_max_tokens)
+            turns=self._render(fragment.turns),
+            targets=", ".join(f"[{t.idx}]" for t in missing),
+        )
+        reply, _ = self.llm.structured(
+            "coverage",
+            messages,
+            coverage_reply_model(missing, self.settings.fact_max_chars),
+            temperature=self.settings.construction_temperature,
+            max_tokens=self.settings.construction_max_tokens,
+        )
         return parse_coverage(reply, missing, fragment, written)
 
-    def _store_and_link(self, case_id: str, units: list[FTAUnit], report: BuildReport,
-                        verbatim: list[FTAUnit] = (), turns: list[Turn] = ()) -> None:
+    def _store_and_link(
+        self,
+        case_id: str,
+        units: list[FTAUnit],
+        report: BuildReport,
+        verbatim: list[FTAUnit] = (),
+        turns: list[Turn] = (),
+    ) -> None:
         """Store a fragment's units and link the model-written ones. ``verbatim`` units (the
         fallback's turns in their own words) are stored unlinked: they are the turns themselves,
         and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B).
@@ -362,38 +476,59 @@ class Builder:
 
     def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
         """One classification call for ``units`` and the earlier units similar to each."""
-        pairs = {u.id: [n for n, _ in candidates(self.store, u, v, self.settings.link_candidates,
-                                                   self.settings.link_threshold)]
-                 for u, v in zip(units, vectors)}
+        pairs = {
+            u.id: [
+                n for n, _ in candidates(self.store, u, v, self.settings.link_candidates, self.settings.link_threshold)
+            ]
+            for u, v in zip(units, vectors)
+        }
         pairs = {uid: found for uid, found in pairs.items() if found}
         if not pairs:
             return  # no neighbour passes the threshold: no call
         new = [u for u in units if u.id in pairs]
         options = frozenset({"strict_links"} if self.settings.strict_links else ())
         messages = load_prompt("linking", options=options).messages(**render_links(new, pairs))
-        reply, _ = self.llm.structured("linking", messages, linking_reply(pairs),
-                                       temperature=self.settings.construction_temperature,
-                                       max_tokens=self.settings.construction_max_tokens)
+        reply, _ = self.llm.structured(
+            "linking",
+            messages,
+            linking_reply(pairs),
+            temperature=self.settings.construction_temperature,
+            max_tokens=self.settings.construction_max_tokens,
+        )
         for outcome in apply_updates(self.store, new, pairs, reply, self.settings.lifecycle_by_relation):
             report.links += 1
             self.progress(ev.LinkAdded(link=outcome.link, neighbour_status=outcome.neighbour.lifecycle_status))
 
-    def _longitudinal(self, case_id: str, session: Session, turns: list[Turn], build_id: int,
-                      segmentation: str) -> None:
+    def _longitudinal(
+        self, case_id: str, session: Session, turns: list[Turn], build_id: int, segmentation: str
+    ) -> None:
         units = [u for u in self.store.units(case_id) if u.evidence.session_id == session.id]
         semantic, support = self.store.semantic(case_id), self.store.support(case_id)
         new_semantic, new_support = [], []
         if units:
             messages = load_prompt("longitudinal").messages(
-                **render_longitudinal(people(turns, role="user"), session.time, units, semantic, support))
-            model = longitudinal_reply([unit_key(u) for u in units], [f"s{e.id}" for e in semantic],
-                                       [f"h{e.id}" for e in support])
-            reply, _ = self.llm.structured("longitudinal", messages, model,
-                                           temperature=self.settings.construction_temperature,
-                                           max_tokens=self.settings.construction_max_tokens)
+                **render_longitudinal(people(turns, role="user"), session.time, units, semantic, support)
+            )
+            model = longitudinal_reply(
+                [unit_key(u) for u in units], [f"s{e.id}" for e in semantic], [f"h{e.id}" for e in support]
+            )
+            reply, _ = self.llm.structured(
+                "longitudinal",
+                messages,
+                model,
+                temperature=self.settings.construction_temperature,
+                max_tokens=self.settings.construction_max_tokens,
+            )
             new_semantic, new_support = apply_longitudinal(
-                reply, case_id, semantic, support, units, [t.speaker for t in turns if t.speaker],
-                turns if self.settings.ground_notes else None, self.settings.fact_support)
+                reply,
+                case_id,
+                semantic,
+                support,
+                units,
+                [t.speaker for t in turns if t.speaker],
+                turns if self.settings.ground_notes else None,
+                self.settings.fact_support,
+            )
         # One transaction: the session's memory is complete exactly when it is marked done.
         with self.store.transaction():
             self.store.save_semantic(case_id, [e.model_copy(update={"session_id": session.id}) for e in new_semantic])
@@ -420,8 +555,13 @@ class Builder:
         if not self._changed(case_id, partial):
             return unit
         self._superseded.pop(partial.id)
-        self.progress(ev.FusionUndone(carried=partial.fact.text, kept=self._unfused[unit.created_at].fact.text,
-                                      why="the partial unit was deleted or edited during the build"))
+        self.progress(
+            ev.FusionUndone(
+                carried=partial.fact.text,
+                kept=self._unfused[unit.created_at].fact.text,
+                why="the partial unit was deleted or edited during the build",
+            )
+        )
         return self._unfused[unit.created_at]
 
     def _changed(self, case_id: str, partial: FTAUnit) -> bool:

@@ -29,10 +29,34 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .repairs.grounding import (anchored, best_turn, carrying_turns, first_person, normalised, refers_back, repeats, saying, shares_content, to_listener)
+from .repairs.grounding import (
+    anchored,
+    best_turn,
+    carrying_turns,
+    first_person,
+    normalised,
+    refers_back,
+    repeats,
+    saying,
+    shares_content,
+    to_listener,
+)
 from ..loaders.locomo import without_caption
-from ..models import (AffectAnchor, Completion, ContentType, Evidence, FactAnchor, FTAUnit, Short, Statement,
-                      TimeAnchor, STATEMENT_CHARS, TimeOrientation, Turn, statement)
+from ..models import (
+    AffectAnchor,
+    Completion,
+    ContentType,
+    Evidence,
+    FactAnchor,
+    FTAUnit,
+    Short,
+    Statement,
+    TimeAnchor,
+    STATEMENT_CHARS,
+    TimeOrientation,
+    Turn,
+    statement,
+)
 from .temporal import is_resolved, resolve, session_date
 
 
@@ -85,8 +109,12 @@ def anchor_turns(turns: list[Turn], min_words: int) -> list[Turn]:
     return [t for t in turns if t.role != "assistant" and len(t.text.split()) >= min_words]
 
 
-def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
-                fact_chars: int = STATEMENT_CHARS, anchored_turns: list[Turn] | None = None) -> type[ExtractionReply]:
+def reply_model(
+    carried_keys: list[str],
+    at_least_one: bool | int = False,
+    fact_chars: int = STATEMENT_CHARS,
+    anchored_turns: list[Turn] | None = None,
+) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
     ``at_least_one`` (or a number) forbids a shorter list: small models answer a substantive
@@ -99,10 +127,17 @@ def reply_model(carried_keys: list[str], at_least_one: bool | int = False,
     if anchored_turns is None:
         return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
     # One required key per turn, before the units: the model reads each turn's feeling first.
-    per_turn = create_model("TurnAnchors", __config__=ConfigDict(extra="forbid"),
-                            **{f"turn_{t.idx}": (TurnAnchorOut, ...) for t in anchored_turns})
-    return create_model("ExtractionReply", __config__=ConfigDict(extra="forbid"),
-                        turn_anchors=(per_turn, ...), memory_units=(list[unit], units))
+    per_turn = create_model(
+        "TurnAnchors",
+        __config__=ConfigDict(extra="forbid"),
+        **{f"turn_{t.idx}": (TurnAnchorOut, ...) for t in anchored_turns},
+    )
+    return create_model(
+        "ExtractionReply",
+        __config__=ConfigDict(extra="forbid"),
+        turn_anchors=(per_turn, ...),
+        memory_units=(list[unit], units),
+    )
 
 
 def substantive(turns: list[Turn], min_words: int) -> bool:
@@ -136,9 +171,16 @@ class Fragment:
 
 
 _FIRST_PERSON = [
-    (r"\bI'm\b", "{n} is"), (r"\bI am\b", "{n} is"), (r"\bI've\b", "{n} has"), (r"\bI'd\b", "{n} would"),
-    (r"\bI'll\b", "{n} will"), (r"\bI\b", "{n}"), (r"\bmy\b", "{n}'s"), (r"\bMy\b", "{n}'s"),
-    (r"\bmyself\b", "themselves"), (r"\bme\b", "{n}"),
+    (r"\bI'm\b", "{n} is"),
+    (r"\bI am\b", "{n} is"),
+    (r"\bI've\b", "{n} has"),
+    (r"\bI'd\b", "{n} would"),
+    (r"\bI'll\b", "{n} will"),
+    (r"\bI\b", "{n}"),
+    (r"\bmy\b", "{n}'s"),
+    (r"\bMy\b", "{n}'s"),
+    (r"\bmyself\b", "themselves"),
+    (r"\bme\b", "{n}"),
 ]
 
 
@@ -175,9 +217,12 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
     anchor = session_date(fragment.session_time)
     expression = out.event_time_expression.strip()
     # The resolver is exact for the expressions it knows; small models miscount weekdays.
-    event_time = (resolve(expression, anchor, out.time_orientation)
-                  or (out.event_time.strip() if is_resolved(out.event_time.strip()) else None)
-                  or resolve(out.event_time, anchor, out.time_orientation) or "unknown")
+    event_time = (
+        resolve(expression, anchor, out.time_orientation)
+        or (out.event_time.strip() if is_resolved(out.event_time.strip()) else None)
+        or resolve(out.event_time, anchor, out.time_orientation)
+        or "unknown"
+    )
     if out.status == "pending":
         lifecycle = "pending"
     elif out.status == "complete":
@@ -186,14 +231,24 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
         lifecycle = "unknown"
     return FTAUnit(
         case_id=fragment.case_id,
-        fact=FactAnchor(text=text, summary=out.summary.strip(), content_type=out.content_type,
-                        participants=[p.strip() for p in out.content.participants if p.strip()]),
-        time=TimeAnchor(dialogue_time=fragment.session_time, event_time=event_time,
-                        event_time_expression=expression if expression.lower() != "unknown" else "",
-                        time_orientation=out.time_orientation, completion=out.status),
-        affect=AffectAnchor(emotion_or_state=out.content.emotion_or_state.strip() or "unknown",
-                            intention_or_plan=out.content.intention_or_plan.strip() or "unknown",
-                            relation_cues=out.content.relation_cues.strip() or "unknown"),
+        fact=FactAnchor(
+            text=text,
+            summary=out.summary.strip(),
+            content_type=out.content_type,
+            participants=[p.strip() for p in out.content.participants if p.strip()],
+        ),
+        time=TimeAnchor(
+            dialogue_time=fragment.session_time,
+            event_time=event_time,
+            event_time_expression=expression if expression.lower() != "unknown" else "",
+            time_orientation=out.time_orientation,
+            completion=out.status,
+        ),
+        affect=AffectAnchor(
+            emotion_or_state=out.content.emotion_or_state.strip() or "unknown",
+            intention_or_plan=out.content.intention_or_plan.strip() or "unknown",
+            relation_cues=out.content.relation_cues.strip() or "unknown",
+        ),
         evidence=Evidence(session_id=fragment.session_id, start=first, end=last, dialogue_time=fragment.session_time),
         construction_status="partial" if out.status == "partial" else "final",
         lifecycle_status=lifecycle,
@@ -218,10 +273,15 @@ def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, A
         a = getattr(given, f"turn_{turn.idx}", None)
         if a is None:
             continue
-        keep = lambda v: v.strip() if v.strip().lower() not in EXAMPLE_ANCHORS or anchored(v, [turn.text], names) \
-            else "unknown"  # noqa: E731
-        out[turn.idx] = AffectAnchor(emotion_or_state=keep(a.feeling) or "unknown",
-                                     intention_or_plan=keep(a.intention) or "unknown")
+
+        def keep(v, turn=turn):
+            return (
+                v.strip() if v.strip().lower() not in EXAMPLE_ANCHORS or anchored(v, [turn.text], names) else "unknown"
+            )
+
+        out[turn.idx] = AffectAnchor(
+            emotion_or_state=keep(a.feeling) or "unknown", intention_or_plan=keep(a.intention) or "unknown"
+        )
     return out
 
 
@@ -248,8 +308,14 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     return " ".join(s for s in saying(text) if not to_listener(s, listeners))
 
 
-def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
-                   within_spans: bool = False, reply_words: int = 0, caption_carries: bool = True) -> list[FTAUnit]:
+def verbatim_units(
+    fragment: Fragment,
+    units: list[FTAUnit],
+    min_words: int,
+    within_spans: bool = False,
+    reply_words: int = 0,
+    caption_carries: bool = True,
+) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
     With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
@@ -277,8 +343,9 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
             bare = without_caption(turn.text)
             says_more = len(statements(bare, listeners).split()) >= min_words
             own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
-        if within_spans and any(carrying_turns(u.fact.text, [own], names) for u in units
-                                if u.evidence.start <= turn.idx <= u.evidence.end):
+        if within_spans and any(
+            carrying_turns(u.fact.text, [own], names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end
+        ):
             continue
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
@@ -286,16 +353,25 @@ def verbatim_units(fragment: Fragment, units: list[FTAUnit], min_words: int,
         prev = before.get(turn.idx)
         if prev is not None and len(said.split()) <= reply_words and refers_back(said):
             start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
-        out.append(FTAUnit(
-            case_id=fragment.case_id,
-            fact=FactAnchor(text=own_words(turn, said), summary=summary, content_type="general_fact",
-                            participants=who),
-            time=TimeAnchor(dialogue_time=fragment.session_time, event_time=when,
-                            time_orientation="unknown", completion="unknown"),
-            evidence=Evidence(session_id=fragment.session_id, start=start, end=turn.idx,
-                              dialogue_time=fragment.session_time),
-            construction_status="final", origin="copied",
-        ))
+        out.append(
+            FTAUnit(
+                case_id=fragment.case_id,
+                fact=FactAnchor(
+                    text=own_words(turn, said), summary=summary, content_type="general_fact", participants=who
+                ),
+                time=TimeAnchor(
+                    dialogue_time=fragment.session_time,
+                    event_time=when,
+                    time_orientation="unknown",
+                    completion="unknown",
+                ),
+                evidence=Evidence(
+                    session_id=fragment.session_id, start=start, end=turn.idx, dialogue_time=fragment.session_time
+                ),
+                construction_status="final",
+                origin="copied",
+            )
+        )
     return out
 
 
@@ -307,7 +383,7 @@ def own_words(turn: Turn, said: str) -> str:
 
 
 def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rsplit(" ", 1)[0] + "…"
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _join(old: str, new: str) -> str:
@@ -331,7 +407,9 @@ def fuse(partial: FTAUnit, candidate: FTAUnit) -> FTAUnit:
     fact = FactAnchor(
         text=_join(partial.fact.text, candidate.fact.text),
         summary=candidate.fact.summary or partial.fact.summary,
-        content_type=candidate.fact.content_type if candidate.fact.content_type != "general_fact" else partial.fact.content_type,
+        content_type=candidate.fact.content_type
+        if candidate.fact.content_type != "general_fact"
+        else partial.fact.content_type,
         participants=list(dict.fromkeys(partial.fact.participants + candidate.fact.participants)),
     )
     pt, ct = partial.time, candidate.time
@@ -347,10 +425,22 @@ def fuse(partial: FTAUnit, candidate: FTAUnit) -> FTAUnit:
         intention_or_plan=_join(partial.affect.intention_or_plan, candidate.affect.intention_or_plan),
         relation_cues=_join(partial.affect.relation_cues, candidate.affect.relation_cues),
     )
-    evidence = Evidence(session_id=partial.evidence.session_id, start=min(partial.evidence.start, candidate.evidence.start),
-                        end=max(partial.evidence.end, candidate.evidence.end), dialogue_time=partial.evidence.dialogue_time)
-    return candidate.model_copy(update={"fact": fact, "time": time, "affect": affect, "evidence": evidence,
-                                        "created_at": partial.created_at, "origin": "fused"})
+    evidence = Evidence(
+        session_id=partial.evidence.session_id,
+        start=min(partial.evidence.start, candidate.evidence.start),
+        end=max(partial.evidence.end, candidate.evidence.end),
+        dialogue_time=partial.evidence.dialogue_time,
+    )
+    return candidate.model_copy(
+        update={
+            "fact": fact,
+            "time": time,
+            "affect": affect,
+            "evidence": evidence,
+            "created_at": partial.created_at,
+            "origin": "fused",
+        }
+    )
 
 
 @dataclass
@@ -360,7 +450,9 @@ class ExtractionResult:
     fusions: list[tuple[FTAUnit, FTAUnit, FTAUnit]] = field(default_factory=list)  # (partial, candidate, fused)
 
 
-def integrate(candidates: list[tuple[str, FTAUnit]], carried: list[FTAUnit], carried_keys: list[str]) -> ExtractionResult:
+def integrate(
+    candidates: list[tuple[str, FTAUnit]], carried: list[FTAUnit], carried_keys: list[str]
+) -> ExtractionResult:
     """Apply local fusion and finalisation to one fragment's candidates.
 
     A candidate naming a carried unit in ``completes`` is fused into it. A carried unit that no
@@ -387,9 +479,17 @@ def incomplete_memory_json(carried: list[FTAUnit], keys: list[str]) -> str:
     if not carried:
         return "(none)"
     return "\n".join(
-        json.dumps({"id": k, "text": u.fact.text, "summary": u.fact.summary, "content_type": u.fact.content_type,
-                    "event_time": u.time.event_time, "evidence_turn_span": [u.evidence.start, u.evidence.end]},
-                   ensure_ascii=False)
+        json.dumps(
+            {
+                "id": k,
+                "text": u.fact.text,
+                "summary": u.fact.summary,
+                "content_type": u.fact.content_type,
+                "event_time": u.time.event_time,
+                "evidence_turn_span": [u.evidence.start, u.evidence.end],
+            },
+            ensure_ascii=False,
+        )
         for u, k in zip(carried, keys)
     )
 
@@ -400,15 +500,21 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 # Coverage pass -----------------------------------------------------------------------------
 
+
 def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int, partial_counts: bool = False) -> list[Turn]:
     """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
     evidence span covers. A partial unit counts only with ``partial_counts``: the coverage pass
     wants final units; the verbatim fallback does not repeat what a partial unit holds (it ends
     up retrievable, fused or still open at the end of the case)."""
-    covered = {i for u in units if partial_counts or u.construction_status != "partial"
-               for i in range(u.evidence.start, u.evidence.end + 1)}
-    return [t for t in fragment.turns
-            if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words]
+    covered = {
+        i
+        for u in units
+        if partial_counts or u.construction_status != "partial"
+        for i in range(u.evidence.start, u.evidence.end + 1)
+    }
+    return [
+        t for t in fragment.turns if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words
+    ]
 
 
 def coverage_key(turn: Turn) -> str:
@@ -443,8 +549,9 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         if not about_turn(unit.fact.text, turn, seen):
             text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
             # The model's summary belonged to the fact it wrote, not to this turn.
-            unit = unit.model_copy(update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}),
-                                           "origin": "copied"})
+            unit = unit.model_copy(
+                update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}), "origin": "copied"}
+            )
         seen.append(normalised(unit.fact.text))
         units.append(unit)
     return units
@@ -452,11 +559,14 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
 
 # Near-duplicates ---------------------------------------------------------------------------
 
+
 def _overlap(a: FTAUnit, b: FTAUnit) -> bool:
     return a.evidence.start <= b.evidence.end and b.evidence.start <= a.evidence.end
 
 
-def merge_duplicates(units: list[FTAUnit], embedder, threshold: float) -> tuple[list[FTAUnit], list[tuple[FTAUnit, FTAUnit]]]:
+def merge_duplicates(
+    units: list[FTAUnit], embedder, threshold: float
+) -> tuple[list[FTAUnit], list[tuple[FTAUnit, FTAUnit]]]:
     """Units of one fragment with overlapping evidence whose facts' embeddings reach ``threshold``
     cosine are one unit (the 1.5B wrote five near-identical units about one race): the longer fact
     is kept, with both evidence spans and participants. Returns the units and (kept, dropped) pairs."""
@@ -472,10 +582,18 @@ def merge_duplicates(units: list[FTAUnit], embedder, threshold: float) -> tuple[
             kept.append(i)
             continue
         keep, drop = (out[twin], unit) if len(out[twin].fact.text) >= len(unit.fact.text) else (unit, out[twin])
-        out[twin] = keep.model_copy(update={
-            "fact": keep.fact.model_copy(update={
-                "participants": list(dict.fromkeys(keep.fact.participants + drop.fact.participants))}),
-            "evidence": keep.evidence.model_copy(update={"start": min(keep.evidence.start, drop.evidence.start),
-                                                         "end": max(keep.evidence.end, drop.evidence.end)})})
+        out[twin] = keep.model_copy(
+            update={
+                "fact": keep.fact.model_copy(
+                    update={"participants": list(dict.fromkeys(keep.fact.participants + drop.fact.participants))}
+                ),
+                "evidence": keep.evidence.model_copy(
+                    update={
+                        "start": min(keep.evidence.start, drop.evidence.start),
+                        "end": max(keep.evidence.end, drop.evidence.end),
+                    }
+                ),
+            }
+        )
         merged.append((out[twin], drop))
     return [out[i] for i in kept], merged

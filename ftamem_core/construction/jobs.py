@@ -38,8 +38,9 @@ class BuildJob:
 
     def _run(self) -> None:
         try:
-            self.report = self.builder.build(self.case_id, self.segmentation, self.window, self.from_scratch,
-                                             self.discard_corrections)
+            self.report = self.builder.build(
+                self.case_id, self.segmentation, self.window, self.from_scratch, self.discard_corrections
+            )
         except Exception as e:  # shown on the page; the build records its own status
             self.error = str(e).splitlines()[0] if str(e) else e.__class__.__name__
         finally:

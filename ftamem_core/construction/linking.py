@@ -43,13 +43,21 @@ def reply_model(pairs: dict[int, list[FTAUnit]]) -> type[LinkingReply]:
     """``new_id`` may only name a new unit and ``memory_id`` one of the older units shown."""
     new = [f"m{i}" for i in pairs]
     old = list(dict.fromkeys(key(n) for found in pairs.values() for n in found))
-    update = create_model("UpdateOut", __base__=UpdateOut, new_id=(Literal[tuple(new)], ...),  # type: ignore[valid-type]
-                          memory_id=(Literal[tuple(old)], ...))  # type: ignore[valid-type]
+    update = create_model(
+        "UpdateOut",
+        __base__=UpdateOut,
+        new_id=(Literal[tuple(new)], ...),  # type: ignore[valid-type]
+        memory_id=(Literal[tuple(old)], ...),
+    )  # type: ignore[valid-type]
     total = sum(len(found) for found in pairs.values())
-    return create_model("LinkingReply", __base__=LinkingReply, memory_updates=(list[update], Field(..., max_length=total)))
+    return create_model(
+        "LinkingReply", __base__=LinkingReply, memory_updates=(list[update], Field(..., max_length=total))
+    )
 
 
-def candidates(store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, threshold: float) -> list[tuple[FTAUnit, float]]:
+def candidates(
+    store: Store, unit: FTAUnit, vector: np.ndarray, limit: int, threshold: float
+) -> list[tuple[FTAUnit, float]]:
     """Earlier final units of the same case most similar to ``unit``, best first, above ``threshold``
     (a partial unit is construction context, not a memory to relate to)."""
     if limit <= 0 or unit.id is None:
@@ -82,8 +90,13 @@ class LinkOutcome:
 REPORTING = frozenset({"updates", "followup_of", "contradicts"})
 
 
-def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUnit]],
-                  reply: LinkingReply, lifecycle_by_relation: bool = False) -> list[LinkOutcome]:
+def apply_updates(
+    store: Store,
+    new: list[FTAUnit],
+    pairs: dict[int, list[FTAUnit]],
+    reply: LinkingReply,
+    lifecycle_by_relation: bool = False,
+) -> list[LinkOutcome]:
     """Store the judged relations and neighbour updates in one transaction. Only the pairs shown
     count, each once; a relation judged unknown changes nothing, and a suggested lifecycle or
     completeness of "unknown" keeps the neighbour's known one. A field a person has corrected is
@@ -110,18 +123,43 @@ def apply_updates(store: Store, new: list[FTAUnit], pairs: dict[int, list[FTAUni
                 continue
             current = present[0]
             human = corrected_fields(store, unit.case_id, neighbour.id)
-            lifecycle = current.lifecycle_status if update.lifecycle_status == "unknown" or "lifecycle_status" in human \
-                or (lifecycle_by_relation and update.relation not in REPORTING) else update.lifecycle_status
-            completeness = current.completeness if update.completeness == "unknown" or "completeness" in human \
+            lifecycle = (
+                current.lifecycle_status
+                if update.lifecycle_status == "unknown"
+                or "lifecycle_status" in human
+                or (lifecycle_by_relation and update.relation not in REPORTING)
+                else update.lifecycle_status
+            )
+            completeness = (
+                current.completeness
+                if update.completeness == "unknown" or "completeness" in human
                 else update.completeness
+            )
             updated = store.set_unit_status(unit.case_id, neighbour.id, lifecycle, completeness, when)
-            for field, old, new_value in (("lifecycle_status", current.lifecycle_status, lifecycle),
-                                          ("completeness", current.completeness, completeness)):
+            for field, old, new_value in (
+                ("lifecycle_status", current.lifecycle_status, lifecycle),
+                ("completeness", current.completeness, completeness),
+            ):
                 if old != new_value:
-                    store.add_history(unit.case_id, "unit", neighbour.id, "model_edit", "linking",
-                                      f"m{unit.id} {update.relation} it", field, old, new_value)
-            link = Link(case_id=unit.case_id, source=unit.id, target=neighbour.id, relation=update.relation,
-                        confidence=update.relation_confidence, time=when)
+                    store.add_history(
+                        unit.case_id,
+                        "unit",
+                        neighbour.id,
+                        "model_edit",
+                        "linking",
+                        f"m{unit.id} {update.relation} it",
+                        field,
+                        old,
+                        new_value,
+                    )
+            link = Link(
+                case_id=unit.case_id,
+                source=unit.id,
+                target=neighbour.id,
+                relation=update.relation,
+                confidence=update.relation_confidence,
+                time=when,
+            )
             (link_id,) = store.add_links(unit.case_id, [link])
             outcomes.append(LinkOutcome(link.model_copy(update={"id": link_id}), updated))
     return outcomes
@@ -134,6 +172,8 @@ def corrected_fields(store: Store, case_id: str, unit_id: int) -> set[str]:
 
 def render(new: list[FTAUnit], pairs: dict[int, list[FTAUnit]]) -> dict[str, str]:
     older = list({n.id: n for found in pairs.values() for n in found}.values())
-    return {"new_units": briefs_json(new, [key(u) for u in new]),
-            "pairs": "\n".join(f"{key(u)}: {', '.join(key(n) for n in pairs[u.id])}" for u in new),
-            "candidates": briefs_json(older, [key(n) for n in older])}
+    return {
+        "new_units": briefs_json(new, [key(u) for u in new]),
+        "pairs": "\n".join(f"{key(u)}: {', '.join(key(n) for n in pairs[u.id])}" for u in new),
+        "candidates": briefs_json(older, [key(n) for n in older]),
+    }

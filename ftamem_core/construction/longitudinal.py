@@ -48,27 +48,50 @@ class LongitudinalReply(BaseModel):
 def reply_model(unit_keys: list[str], semantic_keys: list[str], support_keys: list[str]) -> type[LongitudinalReply]:
     units = Literal[tuple(unit_keys)]  # type: ignore[valid-type]
     sources = (list[units], Field(..., max_length=12))
-    sem = create_model("SemanticOut", __base__=SemanticOut, replaces=(Literal[tuple(["none", *semantic_keys])], ...),
-                       source_unit_ids=sources)
-    sup = create_model("SupportOut", __base__=SupportOut, replaces=(Literal[tuple(["none", *support_keys])], ...),
-                       source_unit_ids=sources)
+    sem = create_model(
+        "SemanticOut",
+        __base__=SemanticOut,
+        replaces=(Literal[tuple(["none", *semantic_keys])], ...),
+        source_unit_ids=sources,
+    )
+    sup = create_model(
+        "SupportOut",
+        __base__=SupportOut,
+        replaces=(Literal[tuple(["none", *support_keys])], ...),
+        source_unit_ids=sources,
+    )
     # Bounded lists: a small model otherwise loops until it runs out of tokens (seen with 0.5B).
-    return create_model("LongitudinalReply", __base__=LongitudinalReply,
-                        semantic=(list[sem], Field(..., max_length=8)), support=(list[sup], Field(..., max_length=6)))
+    return create_model(
+        "LongitudinalReply",
+        __base__=LongitudinalReply,
+        semantic=(list[sem], Field(..., max_length=8)),
+        support=(list[sup], Field(..., max_length=6)),
+    )
 
 
 def unit_key(unit: FTAUnit) -> str:
     return f"m{unit.id}"
 
 
-def render(person: str, session_time: str | None, units: list[FTAUnit],
-           semantic: list[SemanticEntry], support: list[SupportEntry]) -> dict[str, str]:
+def render(
+    person: str,
+    session_time: str | None,
+    units: list[FTAUnit],
+    semantic: list[SemanticEntry],
+    support: list[SupportEntry],
+) -> dict[str, str]:
     existing = [json.dumps({"id": f"s{e.id}", "kind": e.kind, "text": e.text}, ensure_ascii=False) for e in semantic]
-    existing += [json.dumps({"id": f"h{e.id}", "strategy": e.strategy, "outcome": e.outcome, "text": e.text},
-                            ensure_ascii=False) for e in support]
+    existing += [
+        json.dumps({"id": f"h{e.id}", "strategy": e.strategy, "outcome": e.outcome, "text": e.text}, ensure_ascii=False)
+        for e in support
+    ]
     # Every unit of the session was said on session_time, which the prompt gives once.
-    return {"person": person, "session_time": session_time or "unknown", "existing": "\n".join(existing) or "(none)",
-            "units": briefs_json(units, [unit_key(u) for u in units], session_time)}
+    return {
+        "person": person,
+        "session_time": session_time or "unknown",
+        "existing": "\n".join(existing) or "(none)",
+        "units": briefs_json(units, [unit_key(u) for u in units], session_time),
+    }
 
 
 def _merge(items: list, existing: list, prefix: str, same, make) -> list:
@@ -81,7 +104,9 @@ def _merge(items: list, existing: list, prefix: str, same, make) -> list:
         old = by_key.get(item.replaces) or next((e for e in [*existing, *out.values()] if same(e, item)), None)
         key = next((k for k, v in out.items() if v is old), None) or (f"{prefix}{old.id}" if old else f"new{len(out)}")
         base = out.get(key, old)
-        sources = list(dict.fromkeys((base.source_unit_ids if base else []) + [int(k[1:]) for k in item.source_unit_ids]))
+        sources = list(
+            dict.fromkeys((base.source_unit_ids if base else []) + [int(k[1:]) for k in item.source_unit_ids])
+        )
         out[key] = make(item, old.id if old else None, sources)
     return list(out.values())
 
@@ -92,13 +117,18 @@ def _same_text(a: str, b: str) -> bool:
 
 def _grounded(text: str, keys: list[str], units: dict[str, FTAUnit], names: list[str]) -> bool:
     cited = [units[k] for k in keys if k in units]
-    sources = [" ".join((u.fact.text, u.fact.summary, u.affect.emotion_or_state, u.affect.intention_or_plan,
-                         u.affect.relation_cues)) for u in cited]
+    sources = [
+        " ".join(
+            (u.fact.text, u.fact.summary, u.affect.emotion_or_state, u.affect.intention_or_plan, u.affect.relation_cues)
+        )
+        for u in cited
+    ]
     return shares_content(text, sources, [*names, *(p for u in cited for p in u.fact.participants)])
 
 
-def _checked(text: str, keys: list[str], units: dict[str, FTAUnit], turns: list[Turn] | None,
-             names: list[str], threshold: float) -> str:
+def _checked(
+    text: str, keys: list[str], units: dict[str, FTAUnit], turns: list[Turn] | None, names: list[str], threshold: float
+) -> str:
     """``text`` cut to the clauses the cited units' evidence turns support (``turns``: the
     session's; None: no clause check)."""
     if turns is None:
@@ -107,10 +137,16 @@ def _checked(text: str, keys: list[str], units: dict[str, FTAUnit], turns: list[
     return grounded_clauses(text, [t for t in turns if t.idx in spans], list(dict.fromkeys(names)), threshold)
 
 
-def apply(reply: LongitudinalReply, case_id: str, semantic: list[SemanticEntry],
-          support: list[SupportEntry], units: list[FTAUnit],
-          names: list[str] = (), turns: list[Turn] | None = None,
-          threshold: float = 0.5) -> tuple[list[SemanticEntry], list[SupportEntry]]:
+def apply(
+    reply: LongitudinalReply,
+    case_id: str,
+    semantic: list[SemanticEntry],
+    support: list[SupportEntry],
+    units: list[FTAUnit],
+    names: list[str] = (),
+    turns: list[Turn] | None = None,
+    threshold: float = 0.5,
+) -> tuple[list[SemanticEntry], list[SupportEntry]]:
     """The entries to write: revised ones keep their id, new ones have none. ``units`` are the
     session's units the reply may cite; an entry that shares no word with the units it cites,
     beyond ``names`` (the session's speakers) and the units' participants, is left out. With the
@@ -123,20 +159,40 @@ def apply(reply: LongitudinalReply, case_id: str, semantic: list[SemanticEntry],
     def kept_text(item, text: str) -> str:
         return _checked(text, item.source_unit_ids, by_key, turns, names, threshold)
 
-    semantic_items = [i.model_copy(update={"text": kept_text(i, i.text)})
-                      for i in reply.semantic if i.text.strip() and _grounded(i.text, i.source_unit_ids, by_key, names)]
-    support_items = [i.model_copy(update={"text": kept_text(i, i.text) if i.text.strip() else ""})
-                     for i in reply.support
-                     if i.strategy.strip() and _grounded(f"{i.strategy} {i.text}", i.source_unit_ids, by_key, names)
-                     and (turns is None or kept_text(i, i.strategy))]
+    semantic_items = [
+        i.model_copy(update={"text": kept_text(i, i.text)})
+        for i in reply.semantic
+        if i.text.strip() and _grounded(i.text, i.source_unit_ids, by_key, names)
+    ]
+    support_items = [
+        i.model_copy(update={"text": kept_text(i, i.text) if i.text.strip() else ""})
+        for i in reply.support
+        if i.strategy.strip()
+        and _grounded(f"{i.strategy} {i.text}", i.source_unit_ids, by_key, names)
+        and (turns is None or kept_text(i, i.strategy))
+    ]
     sem = _merge(
         [i for i in semantic_items if i.text],
-        semantic, "s", lambda e, i: _same_text(e.text, i.text),
-        lambda i, id_, src: SemanticEntry(id=id_, case_id=case_id, kind=i.kind, text=i.text.strip(),
-                                          source_unit_ids=src, updated_at=now))
+        semantic,
+        "s",
+        lambda e, i: _same_text(e.text, i.text),
+        lambda i, id_, src: SemanticEntry(
+            id=id_, case_id=case_id, kind=i.kind, text=i.text.strip(), source_unit_ids=src, updated_at=now
+        ),
+    )
     sup = _merge(
         support_items,
-        support, "h", lambda e, i: _same_text(e.strategy, i.strategy),
-        lambda i, id_, src: SupportEntry(id=id_, case_id=case_id, strategy=i.strategy.strip(), outcome=i.outcome,
-                                         text=i.text.strip(), source_unit_ids=src, updated_at=now))
+        support,
+        "h",
+        lambda e, i: _same_text(e.strategy, i.strategy),
+        lambda i, id_, src: SupportEntry(
+            id=id_,
+            case_id=case_id,
+            strategy=i.strategy.strip(),
+            outcome=i.outcome,
+            text=i.text.strip(),
+            source_unit_ids=src,
+            updated_at=now,
+        ),
+    )
     return sem, sup

@@ -28,8 +28,11 @@ def retrieval_text(unit: FTAUnit) -> str:
         lines.append(f"orientation: {t.time_orientation}")
     if t.dialogue_time:
         lines.append(f"said on: {t.dialogue_time}")
-    for label, value in (("feeling", a.emotion_or_state), ("intention", a.intention_or_plan),
-                         ("relations", a.relation_cues)):
+    for label, value in (
+        ("feeling", a.emotion_or_state),
+        ("intention", a.intention_or_plan),
+        ("relations", a.relation_cues),
+    ):
         if _known(value):
             lines.append(f"{label}: {value}")
     return "\n".join(lines)

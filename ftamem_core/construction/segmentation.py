@@ -123,8 +123,13 @@ def _window(turns: list[Turn], s: int, e: int, spans: list[Span], final: list[Sp
     def to_idx(span: Span) -> Span:
         return (turns[span[0]].idx, turns[span[1]].idx, span[2])
 
-    return Window(turns[s].idx, turns[e].idx, [to_idx(x) for x in spans], [to_idx(x) for x in final],
-                  to_idx(last) if last else None)
+    return Window(
+        turns[s].idx,
+        turns[e].idx,
+        [to_idx(x) for x in spans],
+        [to_idx(x) for x in final],
+        to_idx(last) if last else None,
+    )
 
 
 def fixed_windows(turns: list[Turn], detect: Detector | None, window: int) -> Iterator[Window]:
@@ -138,8 +143,9 @@ def fixed_windows(turns: list[Turn], detect: Detector | None, window: int) -> It
         yield Window(turns[s].idx, turns[e].idx, spans, spans, None)
 
 
-def segment_session(turns: list[Turn], granularity: Granularity, detect: Detector | None,
-                    window: int = 20, min_step: int = 1) -> Iterator[Window]:
+def segment_session(
+    turns: list[Turn], granularity: Granularity, detect: Detector | None, window: int = 20, min_step: int = 1
+) -> Iterator[Window]:
     """The windows of one session under a granularity variant."""
     if granularity == "bws":
         assert detect is not None
@@ -155,8 +161,10 @@ def segment_session(turns: list[Turn], granularity: Granularity, detect: Detecto
 
 
 def to_segments(window: Window, case_id: str, session_id: int, method: str) -> list[Segment]:
-    return [Segment(case_id=case_id, session_id=session_id, start=a, end=b, trigger=t, method=method)
-            for a, b, t in window.final]
+    return [
+        Segment(case_id=case_id, session_id=session_id, start=a, end=b, trigger=t, method=method)
+        for a, b, t in window.final
+    ]
 
 
 def merge_short(spans: list[Span], min_turns: int) -> list[Span]:

@@ -15,8 +15,24 @@ from datetime import date, datetime, timedelta
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+}
 _ISO = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?(/\d{4}(-\d{2}(-\d{2})?)?)?$")
 
 
@@ -51,10 +67,14 @@ def _count(text: str) -> int | None:
     return _NUMBERS.get(text)
 
 
-_AGO = re.compile(r"\b(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-                  r"\s+(day|week|month|year)s?\s+ago\b")
-_IN = re.compile(r"\bin\s+(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
-                 r"\s+(day|week|month|year)s?\b")
+_AGO = re.compile(
+    r"\b(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"\s+(day|week|month|year)s?\s+ago\b"
+)
+_IN = re.compile(
+    r"\bin\s+(\d+|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+    r"\s+(day|week|month|year)s?\b"
+)
 _DAY_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?([a-z]+)\b(?:,?\s+(\d{4}))?")
 _MONTH_DAY = re.compile(r"\b([a-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?")
 _MONTH_YEAR = re.compile(r"\b(?:(?:in|last|this|since|early|late|mid|until)\s+)?([a-z]+)(?:\s+(\d{4}))?\b")
@@ -72,9 +92,15 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
     except ValueError:
         pass
     simple = {
-        "today": anchor, "tonight": anchor, "this morning": anchor, "this afternoon": anchor,
-        "this evening": anchor, "now": anchor, "yesterday": anchor - timedelta(days=1),
-        "last night": anchor - timedelta(days=1), "tomorrow": anchor + timedelta(days=1),
+        "today": anchor,
+        "tonight": anchor,
+        "this morning": anchor,
+        "this afternoon": anchor,
+        "this evening": anchor,
+        "now": anchor,
+        "yesterday": anchor - timedelta(days=1),
+        "last night": anchor - timedelta(days=1),
+        "tomorrow": anchor + timedelta(days=1),
         "the day before yesterday": anchor - timedelta(days=2),
     }
     for key, value in simple.items():

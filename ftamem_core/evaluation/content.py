@@ -26,11 +26,16 @@ from .metrics import _stemmer, normalize_answer
 SHOWN_SHARE = 0.6
 # The labels ``packet.render`` writes around units and turns (headings, date lines, anchor names,
 # the enums it spells out): words every packet holds, whatever it shows of a turn.
-_LABELS = ("primary linked source other turns units notes none found said happened feeling intention relations "
-           "partial underspecified date unknown support tried now linked")
+_LABELS = (
+    "primary linked source other turns units notes none found said happened feeling intention relations "
+    "partial underspecified date unknown support tried now linked"
+)
 PACKET_WORDS = frozenset(_LABELS.split()) | frozenset(
-    word for enum in (ContentType, TimeOrientation, Completion, LifecycleStatus, Relation, SemanticKind)
-    for value in get_args(enum) for word in value.split("_"))
+    word
+    for enum in (ContentType, TimeOrientation, Completion, LifecycleStatus, Relation, SemanticKind)
+    for value in get_args(enum)
+    for word in value.split("_")
+)
 
 
 @lru_cache(maxsize=1)

@@ -19,8 +19,14 @@ from ..models import CaseDocument
 from ..llm.prompts import load_prompt
 from .stats import correlation
 
-FIELDS = ("factual_anchors", "entity_anchors", "temporal_anchors", "support_process_anchors", "implicitness",
-          "low_information")
+FIELDS = (
+    "factual_anchors",
+    "entity_anchors",
+    "temporal_anchors",
+    "support_process_anchors",
+    "implicitness",
+    "low_information",
+)
 
 
 class DensityReply(BaseModel):
@@ -54,8 +60,11 @@ def annotate(docs: list[CaseDocument], llm: LLM, path: str | Path, progress=None
                     n += 1
                     if key in done:
                         continue
-                    messages = prompt.messages(session_time=session.session.time or session.session.time_text or
-                                               "unknown", speaker=turn.speaker or turn.role, turn=turn.text)
+                    messages = prompt.messages(
+                        session_time=session.session.time or session.session.time_text or "unknown",
+                        speaker=turn.speaker or turn.role,
+                        turn=turn.text,
+                    )
                     with call_context(case_id=doc.case.id):
                         reply, _ = llm.structured("density", messages, DensityReply, temperature=0.0, max_tokens=120)
                     done[key] = {"case": key[0], "turn": key[1], **reply.model_dump()}
@@ -85,7 +94,9 @@ def dialogue_gain(questions: list[dict], a: str, b: str, metric: str, relative: 
     for case in sorted({r["case"] for r in questions}):
         mean = {}
         for m in (a, b):
-            values = [r[metric] for r in questions if r["case"] == case and r["method"] == m and r.get(metric) is not None]
+            values = [
+                r[metric] for r in questions if r["case"] == case and r["method"] == m and r.get(metric) is not None
+            ]
             mean[m] = sum(values) / len(values) if values else None
         if mean[a] is None or mean[b] is None or (relative and mean[b] == 0):
             continue
@@ -96,7 +107,12 @@ def dialogue_gain(questions: list[dict], a: str, b: str, metric: str, relative: 
 def gain_correlations(density: dict[str, dict], gain: dict[str, float], **kwargs) -> dict:
     cases = sorted(set(density) & set(gain))
     fields = (*FIELDS, "total_anchors")
-    return {"dialogues": cases,
-            "correlations": {f: correlation([density[c][f] for c in cases], [gain[c] for c in cases], **kwargs)
-                             for f in fields} if len(cases) >= 3 else {},
-            "note": "" if len(cases) >= 3 else f"{len(cases)} dialogues: at least three are needed"}
+    return {
+        "dialogues": cases,
+        "correlations": {
+            f: correlation([density[c][f] for c in cases], [gain[c] for c in cases], **kwargs) for f in fields
+        }
+        if len(cases) >= 3
+        else {},
+        "note": "" if len(cases) >= 3 else f"{len(cases)} dialogues: at least three are needed",
+    }

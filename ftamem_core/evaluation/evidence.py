@@ -62,18 +62,46 @@ def _shown(rendered: Rendered, pointed: set[int]) -> Shown:
     return Shown(pointed | set(rendered.turn_ids), rendered.text, rendered.tokens)
 
 
-def rag_packet(turns: TurnIndex, question_vector: np.ndarray, settings: Settings, k: int | None, budget: int,
-               count: Count = approx_tokens) -> Shown:
+def rag_packet(
+    turns: TurnIndex,
+    question_vector: np.ndarray,
+    settings: Settings,
+    k: int | None,
+    budget: int,
+    count: Count = approx_tokens,
+) -> Shown:
     """Turn-level RAG's packet (``pipeline.turn_rag``)."""
     return _shown(turn_rag(turns, question_vector, settings, k, budget, count), set())
 
 
-def fta_packet(store: Store, case_id: str, question: str, query_vector: np.ndarray, embedder, settings: Settings,
-               k: int, budget: int, turns: TurnIndex, preset: str = "no_rewrite",
-               count: Count = approx_tokens) -> Shown:
+def fta_packet(
+    store: Store,
+    case_id: str,
+    question: str,
+    query_vector: np.ndarray,
+    embedder,
+    settings: Settings,
+    k: int,
+    budget: int,
+    turns: TurnIndex,
+    preset: str = "no_rewrite",
+    count: Count = approx_tokens,
+) -> Shown:
     """The packet the method builds for ``question`` (embedded as ``query_vector``) without the
     rewrite call (cues read off the question), cut to ``budget`` tokens (0: all of it)."""
     last = next((s.time for s in reversed(store.sessions(case_id)) if s.time), None)
-    found = retrieve(store, case_id, query_vector, query_vector, heuristic_cues(question, last), embedder, settings,
-                     k=k, ablations=settings.combined(PRESETS[preset]), turns=turns, budget=budget, count=count)
+    found = retrieve(
+        store,
+        case_id,
+        query_vector,
+        query_vector,
+        heuristic_cues(question, last),
+        embedder,
+        settings,
+        k=k,
+        ablations=settings.combined(PRESETS[preset]),
+        turns=turns,
+        budget=budget,
+        count=count,
+    )
     return _shown(found.shown, found.shown.pointed_turns(found.packet))

@@ -82,11 +82,13 @@ def summarise_sessions(store: Store, case_id: str, llm: LLM, settings: Settings)
             out[s.idx] = s.meta["summary_baseline"]
             continue
         turns = store.turns(case_id, session_id=s.id)
-        messages = load_prompt("session_summary").messages(date=s.time or s.time_text or "unknown",
-                                                           turns="\n".join(turn_lines(turns)))
+        messages = load_prompt("session_summary").messages(
+            date=s.time or s.time_text or "unknown", turns="\n".join(turn_lines(turns))
+        )
         with call_context(case_id=case_id):
-            reply, _ = llm.structured("summary", messages, SummaryReply, temperature=0.0,
-                                      max_tokens=settings.answer_max_tokens)
+            reply, _ = llm.structured(
+                "summary", messages, SummaryReply, temperature=0.0, max_tokens=settings.answer_max_tokens
+            )
         out[s.idx] = reply.summary.strip()
         store.set_session_meta(case_id, s.id, {**s.meta, "summary_baseline": out[s.idx]})
     return out
@@ -130,20 +132,43 @@ class CaseContext:
         return self._index[replies]
 
 
-def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, settings: Settings, k: int,
-               fta_store: Store | None = None) -> Answered:
+def run_method(
+    method: Method,
+    ctx: CaseContext,
+    question: Question,
+    llm: LLM,
+    settings: Settings,
+    k: int,
+    fta_store: Store | None = None,
+) -> Answered:
     """Answer one question with one method."""
     if method.kind == "fta":
-        trace = ask(fta_store, ctx.case_id, question.question, llm, ctx.embedder, settings, k=k,
-                    ablations=PRESETS[method.preset] if method.preset else None)
+        trace = ask(
+            fta_store,
+            ctx.case_id,
+            question.question,
+            llm,
+            ctx.embedder,
+            settings,
+            k=k,
+            ablations=PRESETS[method.preset] if method.preset else None,
+        )
         units = {u.id: u for u in fta_store.units_by_id(ctx.case_id, trace.shown_unit_ids)}
         pointed = {i for u in units.values() for i in range(u.evidence.start, u.evidence.end + 1)}
-        return Answered(trace.answer, trace.cited_unit_ids, trace.packet_tokens,
-                        sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.calls),
-                        pointed | set(trace.shown_turn_ids),
-                        [{"id": c["id"], "s_emb": c["s_emb"], "cue": c["cue"], "R": c["R"]}
-                         for c in trace.candidates if c["id"] in trace.kept_ids],
-                        seconds=sum(trace.seconds.values()), text=trace.packet_text)
+        return Answered(
+            trace.answer,
+            trace.cited_unit_ids,
+            trace.packet_tokens,
+            sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.calls),
+            pointed | set(trace.shown_turn_ids),
+            [
+                {"id": c["id"], "s_emb": c["s_emb"], "cue": c["cue"], "R": c["R"]}
+                for c in trace.candidates
+                if c["id"] in trace.kept_ids
+            ],
+            seconds=sum(trace.seconds.values()),
+            text=trace.packet_text,
+        )
     note, shown, retrieved = "", set(), []
     if method.kind == "question_only":
         text = "(no memory)"
@@ -155,8 +180,10 @@ def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, s
         sims = index.similarity(q, settings.source_reply_context)
         retrieved = [{"turn": i, "cosine": round(float(sims[i]), 4)} for i in shown_turns.turn_ids]
     elif method.kind == "full_context":
-        overhead = sum(llm.count_tokens(m["content"]) for m in load_prompt("answer").messages(
-            packet="", question=question.question))
+        overhead = sum(
+            llm.count_tokens(m["content"])
+            for m in load_prompt("answer").messages(packet="", question=question.question)
+        )
         room = settings.llm.n_ctx - settings.answer_max_tokens - overhead - 64
         kept, used = [], 0
         for i in range(len(ctx.lines) - 1, -1, -1):  # the latest turns that fit
@@ -178,15 +205,27 @@ def run_method(method: Method, ctx: CaseContext, question: Question, llm: LLM, s
         q = ctx.embedder.encode([question.question])[0]
         sims = ctx._summary_vectors @ q
         best = [order_ids[j] for j in np.argsort(-sims, kind="stable")[:k]]
-        text = "\n".join(f"[session {i}, {spoken(sessions[i].time) or sessions[i].time_text or 'undated'}] {ctx.summaries[i]}"
-                         for i in sorted(best))
+        text = "\n".join(
+            f"[session {i}, {spoken(sessions[i].time) or sessions[i].time_text or 'undated'}] {ctx.summaries[i]}"
+            for i in sorted(best)
+        )
         by_session = {s.id: s.idx for s in sessions.values()}
         shown = {t.idx for t in ctx.turns if by_session.get(t.session_id) in best}
         retrieved = [{"session": i, "cosine": round(float(sims[order_ids.index(i)]), 4)} for i in best]
     else:
         raise ValueError(f"unknown method kind {method.kind!r}")
     with call_context(case_id=ctx.case_id):
-        prediction, cited, call = answer(llm, question.question, text, [], settings.answer_temperature,
-                                         settings.answer_max_tokens)
-    return Answered(prediction, cited, llm.count_tokens(text), call.prompt_tokens + call.completion_tokens, shown,
-                    retrieved, note, call.seconds, text)
+        prediction, cited, call = answer(
+            llm, question.question, text, [], settings.answer_temperature, settings.answer_max_tokens
+        )
+    return Answered(
+        prediction,
+        cited,
+        llm.count_tokens(text),
+        call.prompt_tokens + call.completion_tokens,
+        shown,
+        retrieved,
+        note,
+        call.seconds,
+        text,
+    )

@@ -26,15 +26,20 @@ from collections import Counter
 from functools import lru_cache
 
 LOCOMO_CATEGORIES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
-ESMEMEVAL_CAPABILITIES = {"IE": "information extraction", "TR": "temporal reasoning", "CD": "conflict detection",
-                          "Abs": "abstention", "UM": "user modeling"}
+ESMEMEVAL_CAPABILITIES = {
+    "IE": "information extraction",
+    "TR": "temporal reasoning",
+    "CD": "conflict detection",
+    "Abs": "abstention",
+    "UM": "user modeling",
+}
 BERTSCORE_LAYER = 6
 PROTOCOLS = {
     "locomo_official": "LoCoMo official: normalised, Porter-stemmed token F1 with the per-category rules (1-5)",
     "locomo_memory": "memory-paper protocol: categories 1-4, lowercased token-set F1, BLEU-1 with smoothing method 1 "
-                     "(simple tokenizer: nltk's punkt data is not available offline)",
+    "(simple tokenizer: nltk's punkt data is not available offline)",
     "esmemeval": "ES-MemEval: unique-word-set F1; BERTScore F1 with the packaged all-MiniLM-L6-v2, layer 6, no idf, "
-                 "no rescaling (bert-base-uncased cannot be downloaded here)",
+    "no rescaling (bert-base-uncased cannot be downloaded here)",
 }
 
 
@@ -143,9 +148,17 @@ def bertscore_f1(predictions: list[str], golds: list[str]) -> list[float]:
 
     from ..llm.embeddings import default_model_path
 
-    _, _, f1 = score([str(p) or " " for p in predictions], [str(g) or " " for g in golds],
-                     model_type=default_model_path(), num_layers=BERTSCORE_LAYER, idf=False,
-                     rescale_with_baseline=False, device="cpu", batch_size=32, verbose=False)
+    _, _, f1 = score(
+        [str(p) or " " for p in predictions],
+        [str(g) or " " for g in golds],
+        model_type=default_model_path(),
+        num_layers=BERTSCORE_LAYER,
+        idf=False,
+        rescale_with_baseline=False,
+        device="cpu",
+        batch_size=32,
+        verbose=False,
+    )
     return [float(v) for v in f1]
 
 
@@ -173,12 +186,21 @@ def score_items(dataset: str, items: list[dict], bertscore: bool = True) -> list
             out.append(row)
         return out
     if dataset == "esmemeval":
-        berts = bertscore_f1([it["prediction"] for it in items], [str(it.get("answer") or "") for it in items]) \
-            if bertscore else [None] * len(items)
+        berts = (
+            bertscore_f1([it["prediction"] for it in items], [str(it.get("answer") or "") for it in items])
+            if bertscore
+            else [None] * len(items)
+        )
         for it, b in zip(items, berts):
             cap = capability_code(it.get("capability") or it.get("category") or "")
-            out.append({**it, "capability": cap, "f1": esmemeval_f1(it["prediction"], str(it.get("answer") or "")),
-                        "bertscore_f1": b})
+            out.append(
+                {
+                    **it,
+                    "capability": cap,
+                    "f1": esmemeval_f1(it["prediction"], str(it.get("answer") or "")),
+                    "bertscore_f1": b,
+                }
+            )
         return out
     raise ValueError(f"unknown dataset {dataset!r} (locomo or esmemeval)")
 
@@ -188,7 +210,10 @@ def _mean(values: list) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
-METRICS = {"locomo": ("f1_official", "f1_memory", "bleu1_memory", "judge"), "esmemeval": ("f1", "bertscore_f1", "judge")}
+METRICS = {
+    "locomo": ("f1_official", "f1_memory", "bleu1_memory", "judge"),
+    "esmemeval": ("f1", "bertscore_f1", "judge"),
+}
 
 
 def summarise(dataset: str, scored: list[dict]) -> dict:
@@ -198,16 +223,23 @@ def summarise(dataset: str, scored: list[dict]) -> dict:
     for row in scored:
         groups.setdefault(str(row[key]), []).append(row)
     metrics = [m for m in METRICS[dataset] if any(m in r for r in scored)]
-    per = {g: {"n": len(rows), **{m: _mean([r.get(m) for r in rows]) for m in metrics}}
-           for g, rows in sorted(groups.items())}
+    per = {
+        g: {"n": len(rows), **{m: _mean([r.get(m) for r in rows]) for m in metrics}}
+        for g, rows in sorted(groups.items())
+    }
     overall = {"n": len(scored), **{m: _mean([r.get(m) for r in scored]) for m in metrics}}
     if dataset == "locomo":  # the memory-paper protocol's overall leaves category 5 out
         main = [r for r in scored if r["category"] in ("1", "2", "3", "4")]
         overall["n_categories_1_4"] = len(main)
         overall["f1_official_categories_1_4"] = _mean([r["f1_official"] for r in main])
     names = LOCOMO_CATEGORIES if dataset == "locomo" else ESMEMEVAL_CAPABILITIES
-    return {"dataset": dataset, key: per, "overall": overall, "names": {g: names.get(g, g) for g in per},
-            "protocols": {k: v for k, v in PROTOCOLS.items() if k.startswith(dataset[:6])}}
+    return {
+        "dataset": dataset,
+        key: per,
+        "overall": overall,
+        "names": {g: names.get(g, g) for g in per},
+        "protocols": {k: v for k, v in PROTOCOLS.items() if k.startswith(dataset[:6])},
+    }
 
 
 def read_predictions(path) -> list[dict]:

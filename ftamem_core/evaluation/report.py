@@ -55,8 +55,9 @@ def judge_rows(out: Path, dataset: str, rows: list[dict], llm) -> None:
     for row in rows:
         key = (row["method"], row["case"], row["qid"])
         if key not in cached:
-            messages = load_prompt(name).messages(question=row["question"], gold=row.get("answer") or "(none)",
-                                                  prediction=row["prediction"])
+            messages = load_prompt(name).messages(
+                question=row["question"], gold=row.get("answer") or "(none)", prediction=row["prediction"]
+            )
             verdict, _ = llm.structured("judge", messages, model, temperature=0.0, max_tokens=200)
             cached[key] = (1.0 if verdict.label == "CORRECT" else 0.0) if dataset == "locomo" else float(verdict.score)
             with open(path, "a", encoding="utf-8") as f:
@@ -101,10 +102,14 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
     from .methods import catalogue
 
     known = catalogue()
-    summary = {"dataset": dataset, "methods": {}, "protocols": {k: v for k, v in PROTOCOLS.items()
-                                                                 if k.startswith(dataset[:6])},
-               "names": LOCOMO_CATEGORIES if dataset == "locomo" else ESMEMEVAL_CAPABILITIES,
-               "llm": settings.llm.model_dump(exclude={"api_key"}), "cases": sorted({r["case"] for r in rows})}
+    summary = {
+        "dataset": dataset,
+        "methods": {},
+        "protocols": {k: v for k, v in PROTOCOLS.items() if k.startswith(dataset[:6])},
+        "names": LOCOMO_CATEGORIES if dataset == "locomo" else ESMEMEVAL_CAPABILITIES,
+        "llm": settings.llm.model_dump(exclude={"api_key"}),
+        "cases": sorted({r["case"] for r in rows}),
+    }
     for m in methods:
         scored = scored_by_method[m]
         s = summarise(dataset, scored)
@@ -112,22 +117,39 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
         content = [r["content_recall"] for r in scored if r.get("content_recall") is not None]
         construction = known[m.split("@")[0]].construction if m.split("@")[0] in known else None
         case_costs = costs.get(construction or "turns", {}) if construction else {}
-        total = {k: sum(c[k] for c in case_costs.values()) for k in ("units", "calls", "tokens", "turns")} \
-            if case_costs else {}
-        s.update({
-            "questions": len(scored),
-            "evidence_recall": round(sum(recall) / len(recall), 4) if recall else None,
-            "content_recall": round(sum(content) / len(content), 4) if content else None,
-            "seconds_per_question": round(sum(r.get("seconds") or 0 for r in scored) / len(scored), 1) if scored else None,
-            "packet_tokens": round(sum(r["packet_tokens"] for r in scored) / len(scored), 1) if scored else None,
-            "answer_stage_tokens": round(sum(r["answer_stage_tokens"] for r in scored) / len(scored), 1) if scored else None,
-            "construction": construction,
-            "construction_cost": {**total, **({"calls_per_turn": round(total["calls"] / total["turns"], 3),
-                                               "tokens_per_turn": round(total["tokens"] / total["turns"], 1),
-                                               "units_per_turn": round(total["units"] / total["turns"], 3)}
-                                              if total.get("turns") else {})},
-            "notes": sorted({r["note"] for r in scored if r.get("note")}),
-        })
+        total = (
+            {k: sum(c[k] for c in case_costs.values()) for k in ("units", "calls", "tokens", "turns")}
+            if case_costs
+            else {}
+        )
+        s.update(
+            {
+                "questions": len(scored),
+                "evidence_recall": round(sum(recall) / len(recall), 4) if recall else None,
+                "content_recall": round(sum(content) / len(content), 4) if content else None,
+                "seconds_per_question": round(sum(r.get("seconds") or 0 for r in scored) / len(scored), 1)
+                if scored
+                else None,
+                "packet_tokens": round(sum(r["packet_tokens"] for r in scored) / len(scored), 1) if scored else None,
+                "answer_stage_tokens": round(sum(r["answer_stage_tokens"] for r in scored) / len(scored), 1)
+                if scored
+                else None,
+                "construction": construction,
+                "construction_cost": {
+                    **total,
+                    **(
+                        {
+                            "calls_per_turn": round(total["calls"] / total["turns"], 3),
+                            "tokens_per_turn": round(total["tokens"] / total["turns"], 1),
+                            "units_per_turn": round(total["units"] / total["turns"], 3),
+                        }
+                        if total.get("turns")
+                        else {}
+                    ),
+                },
+                "notes": sorted({r["note"] for r in scored if r.get("note")}),
+            }
+        )
         summary["methods"][m] = s
     summary["bootstrap"] = _bootstrap(dataset, methods, scored_by_method)
     summary["average_rank"] = _ranks(dataset, summary)
@@ -137,8 +159,9 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
     return summary
 
 
-def paired_differences(methods: list[str], per: dict[str, dict[tuple, dict]], measures: dict,
-                       questions: list[tuple] | None = None) -> dict[tuple[str, str], dict]:
+def paired_differences(
+    methods: list[str], per: dict[str, dict[tuple, dict]], measures: dict, questions: list[tuple] | None = None
+) -> dict[tuple[str, str], dict]:
     """The first method minus each other one for each measure (name -> value of a row), paired by
     question ((case, qid) -> row in ``per[method]``) and resampled within each case (an interval
     with one case too); ``questions``: only these, else those both methods answered."""
@@ -166,8 +189,12 @@ def _bootstrap(dataset: str, methods: list[str], scored: dict[str, list[dict]]) 
 def metric_columns(dataset: str, s: dict) -> list[float | None]:
     if dataset == "esmemeval":
         per = s["capability"]
-        return ([per.get(c, {}).get("f1") for c in ES_ORDER] + [s["overall"].get("f1")]
-                + [per.get(c, {}).get("bertscore_f1") for c in ES_ORDER] + [s["overall"].get("bertscore_f1")])
+        return (
+            [per.get(c, {}).get("f1") for c in ES_ORDER]
+            + [s["overall"].get("f1")]
+            + [per.get(c, {}).get("bertscore_f1") for c in ES_ORDER]
+            + [s["overall"].get("bertscore_f1")]
+        )
     per = s["category"]
     cols = []
     for cat, _ in LOCOMO_TABLE:
@@ -184,22 +211,45 @@ def _ranks(dataset: str, summary: dict) -> dict:
 
 def tables_markdown(summary: dict) -> str:
     dataset, methods = summary["dataset"], summary["methods"]
-    lines = [f"# Evaluation on {dataset}: {', '.join(summary['cases'])}", "",
-             f"Answer model: {summary['llm']['backend']} · {summary['llm']['model']}. Scores in percent.", ""]
+    lines = [
+        f"# Evaluation on {dataset}: {', '.join(summary['cases'])}",
+        "",
+        f"Answer model: {summary['llm']['backend']} · {summary['llm']['model']}. Scores in percent.",
+        "",
+    ]
     lines += [f"- {text}" for text in summary["protocols"].values()]
     lines.append("- " + "; ".join(f"{k} = {v}" for k, v in summary["names"].items()))
     lines.append("")
     if dataset == "esmemeval":
-        head = ["Method", *(f"F1 {c}" for c in ES_ORDER), "F1 All", *(f"BERTScore {c}" for c in ES_ORDER),
-                "BERTScore All", "Judge", "Avg.R"]
+        head = [
+            "Method",
+            *(f"F1 {c}" for c in ES_ORDER),
+            "F1 All",
+            *(f"BERTScore {c}" for c in ES_ORDER),
+            "BERTScore All",
+            "Judge",
+            "Avg.R",
+        ]
         lines += ["## Like Table 2 (ES-MemEval)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():
-            lines.append(_row([m, *(_pct(v) for v in metric_columns(dataset, s)),
-                               "–" if s["overall"].get("judge") is None else f"{s['overall']['judge']:.3f}",
-                               str(summary["average_rank"].get(m))]))
+            lines.append(
+                _row(
+                    [
+                        m,
+                        *(_pct(v) for v in metric_columns(dataset, s)),
+                        "–" if s["overall"].get("judge") is None else f"{s['overall']['judge']:.3f}",
+                        str(summary["average_rank"].get(m)),
+                    ]
+                )
+            )
     else:
-        head = ["Method", *(f"{name} {metric}" for _, name in LOCOMO_TABLE for metric in ("F1", "BLEU-1")),
-                "Average F1", "Average BLEU-1", "Avg.R"]
+        head = [
+            "Method",
+            *(f"{name} {metric}" for _, name in LOCOMO_TABLE for metric in ("F1", "BLEU-1")),
+            "Average F1",
+            "Average BLEU-1",
+            "Avg.R",
+        ]
         lines += ["## Like Table 3 (LoCoMo, memory-paper protocol, categories 1-4)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():
             lines.append(_row([m, *(_pct(v) for v in metric_columns(dataset, s)), str(summary["average_rank"].get(m))]))
@@ -207,19 +257,52 @@ def tables_markdown(summary: dict) -> str:
         lines += ["", "## LoCoMo official scoring (F1 per category id)", "", _row(head), _rule(len(head))]
         for m, s in methods.items():
             per = s["category"]
-            lines.append(_row([m, *(_pct(per.get(c, {}).get("f1_official")) for c in LOCOMO_CATEGORIES),
-                               _pct(s["overall"].get("f1_official_categories_1_4")), _pct(s["overall"]["f1_official"]),
-                               "–" if s["overall"].get("judge") is None else _pct(s["overall"]["judge"])]))
-    head = ["Method", "Questions", "Units", "Token/Q (answer stage)", "Seconds/Q", "Packet tokens",
-            "Content recall", "Pointer recall"]
-    lines += ["", "## Like Table 5 (answer-stage cost) with evidence recall", "",
-              "Content recall: gold turns whose words (60% of their content words) the text shown to the model "
-              "holds; pointer recall: gold turns it shows or points to.", "", _row(head), _rule(len(head))]
+            lines.append(
+                _row(
+                    [
+                        m,
+                        *(_pct(per.get(c, {}).get("f1_official")) for c in LOCOMO_CATEGORIES),
+                        _pct(s["overall"].get("f1_official_categories_1_4")),
+                        _pct(s["overall"]["f1_official"]),
+                        "–" if s["overall"].get("judge") is None else _pct(s["overall"]["judge"]),
+                    ]
+                )
+            )
+    head = [
+        "Method",
+        "Questions",
+        "Units",
+        "Token/Q (answer stage)",
+        "Seconds/Q",
+        "Packet tokens",
+        "Content recall",
+        "Pointer recall",
+    ]
+    lines += [
+        "",
+        "## Like Table 5 (answer-stage cost) with evidence recall",
+        "",
+        "Content recall: gold turns whose words (60% of their content words) the text shown to the model "
+        "holds; pointer recall: gold turns it shows or points to.",
+        "",
+        _row(head),
+        _rule(len(head)),
+    ]
     for m, s in methods.items():
-        lines.append(_row([m, str(s["questions"]), str(s["construction_cost"].get("units", "–")),
-                           str(s["answer_stage_tokens"]), str(s.get("seconds_per_question", "–")), str(s["packet_tokens"]),
-                           "–" if s.get("content_recall") is None else f"{s['content_recall']:.3f}",
-                           "–" if s["evidence_recall"] is None else f"{s['evidence_recall']:.3f}"]))
+        lines.append(
+            _row(
+                [
+                    m,
+                    str(s["questions"]),
+                    str(s["construction_cost"].get("units", "–")),
+                    str(s["answer_stage_tokens"]),
+                    str(s.get("seconds_per_question", "–")),
+                    str(s["packet_tokens"]),
+                    "–" if s.get("content_recall") is None else f"{s['content_recall']:.3f}",
+                    "–" if s["evidence_recall"] is None else f"{s['evidence_recall']:.3f}",
+                ]
+            )
+        )
     built = {m: s for m, s in methods.items() if s["construction_cost"]}
     if built:
         head = ["Method", "Construction", "F1", "Units", "Calls", "Tokens", "Calls/turn", "Tokens/turn", "Units/turn"]
@@ -227,15 +310,42 @@ def tables_markdown(summary: dict) -> str:
         for m, s in built.items():
             c = s["construction_cost"]
             f1 = s["overall"].get("f1_official_categories_1_4") if dataset == "locomo" else s["overall"].get("f1")
-            lines.append(_row([m, s["construction"], _pct(f1), *(str(c.get(k, "–")) for k in (
-                "units", "calls", "tokens", "calls_per_turn", "tokens_per_turn", "units_per_turn"))]))
+            lines.append(
+                _row(
+                    [
+                        m,
+                        s["construction"],
+                        _pct(f1),
+                        *(
+                            str(c.get(k, "–"))
+                            for k in ("units", "calls", "tokens", "calls_per_turn", "tokens_per_turn", "units_per_turn")
+                        ),
+                    ]
+                )
+            )
     if summary["bootstrap"]:
         head = ["Difference", "Mean", "95% low", "95% high", "Excludes 0", "Cases", "Questions"]
-        lines += ["", "## Paired bootstrap over questions (resampled within each case), percentage points", "",
-                  _row(head), _rule(len(head))]
+        lines += [
+            "",
+            "## Paired bootstrap over questions (resampled within each case), percentage points",
+            "",
+            _row(head),
+            _rule(len(head)),
+        ]
         for name, b in summary["bootstrap"].items():
-            lines.append(_row([name, _pct(b["mean"]), _pct(b["low"]), _pct(b["high"]),
-                               "yes" if b["excludes_zero"] else "no", str(b["strata"]), str(b["questions"])]))
+            lines.append(
+                _row(
+                    [
+                        name,
+                        _pct(b["mean"]),
+                        _pct(b["low"]),
+                        _pct(b["high"]),
+                        "yes" if b["excludes_zero"] else "no",
+                        str(b["strata"]),
+                        str(b["questions"]),
+                    ]
+                )
+            )
     notes = {m: s["notes"] for m, s in methods.items() if s["notes"]}
     if notes:
         lines += ["", "Notes:"] + [f"- {m}: {'; '.join(n)}" for m, n in notes.items()]
@@ -258,16 +368,28 @@ def figures(summary: dict) -> list:
     dataset = summary["dataset"]
     key = "category" if dataset == "locomo" else "capability"
     metric = "f1_official" if dataset == "locomo" else "f1"
-    bars = [{"method": m, key: f"{g} {summary['names'].get(g, g)}", "F1": v.get(metric)}
-            for m, s in summary["methods"].items() for g, v in s[key].items() if v.get(metric) is not None]
+    bars = [
+        {"method": m, key: f"{g} {summary['names'].get(g, g)}", "F1": v.get(metric)}
+        for m, s in summary["methods"].items()
+        for g, v in s[key].items()
+        if v.get(metric) is not None
+    ]
     out = [px.bar(bars, x=key, y="F1", color="method", barmode="group", title=f"F1 per {key}")] if bars else []
-    sweep = [{"method": m.split("@")[0], "K": int(m.split("@")[1]), "F1": s["overall"].get(metric),
-              "evidence recall": s["evidence_recall"]}
-             for m, s in summary["methods"].items() if "@" in m and m.split("@")[1].isdigit()]
+    sweep = [
+        {
+            "method": m.split("@")[0],
+            "K": int(m.split("@")[1]),
+            "F1": s["overall"].get(metric),
+            "evidence recall": s["evidence_recall"],
+        }
+        for m, s in summary["methods"].items()
+        if "@" in m and m.split("@")[1].isdigit()
+    ]
     if sweep:
         sweep.sort(key=lambda r: (r["method"], r["K"]))
-        out.append(px.line(sweep, x="K", y=["F1", "evidence recall"], markers=True, title="K sweep",
-                           facet_col="method"))
+        out.append(
+            px.line(sweep, x="K", y=["F1", "evidence recall"], markers=True, title="K sweep", facet_col="method")
+        )
     return out
 
 
@@ -275,6 +397,5 @@ def charts_html(summary: dict) -> str:
     """The figures in one file, plotly inlined so that it opens offline."""
     import plotly.io as pio
 
-    parts = [pio.to_html(f, full_html=False, include_plotlyjs=(i == 0))
-             for i, f in enumerate(figures(summary))]
+    parts = [pio.to_html(f, full_html=False, include_plotlyjs=(i == 0)) for i, f in enumerate(figures(summary))]
     return "<!doctype html><meta charset='utf-8'><title>FTA-Mem evaluation</title>" + "".join(parts)

@@ -25,10 +25,16 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 def commit(root: Path = ROOT) -> str:
     """The checkout's commit, with "+dirty" when files differ from it."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -102,22 +108,38 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
     dataset = config["dataset"]
     rows = read_rows(run / "questions.jsonl")
     methods = [m for m in config["methods"] if any(r["method"] == m for r in rows)]
-    per = {m: {(r["case"], r["qid"]): r for r in rows if r["method"] == m and main_f1(dataset, r) is not None}
-           for m in methods}
+    per = {
+        m: {(r["case"], r["qid"]): r for r in rows if r["method"] == m and main_f1(dataset, r) is not None}
+        for m in methods
+    }
     shared = sorted(set.intersection(*(set(v) for v in per.values()))) if per else []
     if not shared:
         raise ValueError(f"{run}: no question answered by every method")
-    base = {"commit": answered_at or config.get("commit") or "unknown",
-            "settings_digest": config.get("settings_digest") or "unrecorded", "note": note,
-            "split": _run_split(config), "cases": sorted({c for c, _ in shared}),
-            "sessions": config.get("sessions"), "measured": measured or date.today().isoformat(),
-            "model": config["llm"].get("model"), "benchmark": "answers", "run": run.name, "n": len(shared),
-            "dataset": dataset, "temperature": config.get("answer_temperature"), "cpus": config.get("cpus"),
-            "profile": config.get("profile") or "unrecorded"}
+    base = {
+        "commit": answered_at or config.get("commit") or "unknown",
+        "settings_digest": config.get("settings_digest") or "unrecorded",
+        "note": note,
+        "split": _run_split(config),
+        "cases": sorted({c for c, _ in shared}),
+        "sessions": config.get("sessions"),
+        "measured": measured or date.today().isoformat(),
+        "model": config["llm"].get("model"),
+        "benchmark": "answers",
+        "run": run.name,
+        "n": len(shared),
+        "dataset": dataset,
+        "temperature": config.get("answer_temperature"),
+        "cpus": config.get("cpus"),
+        "profile": config.get("profile") or "unrecorded",
+    }
     strata = [c for c, _ in shared]
-    value = {"f1": lambda r: main_f1(dataset, r), "content_recall": lambda r: r.get("content_recall"),
-             "answer_stage_tokens": lambda r: r.get("answer_stage_tokens"), "seconds": lambda r: r.get("seconds"),
-             "packet_tokens": lambda r: r.get("packet_tokens")}
+    value = {
+        "f1": lambda r: main_f1(dataset, r),
+        "content_recall": lambda r: r.get("content_recall"),
+        "answer_stage_tokens": lambda r: r.get("answer_stage_tokens"),
+        "seconds": lambda r: r.get("seconds"),
+        "packet_tokens": lambda r: r.get("packet_tokens"),
+    }
     out = []
     for m in methods:
         for metric in ANSWER_METRICS:
@@ -133,8 +155,17 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
             out.append(row)
     measures = {metric: value[metric] for metric in ("f1", "content_recall")}
     for (m, metric), d in paired_differences(methods, per, measures, shared).items():
-        out.append({**base, "method": f"{methods[0]} - {m}", "metric": metric, "value": round(d["mean"], 4),
-                    "low": round(d["low"], 4), "high": round(d["high"], 4), "excludes_zero": d["excludes_zero"]})
+        out.append(
+            {
+                **base,
+                "method": f"{methods[0]} - {m}",
+                "metric": metric,
+                "value": round(d["mean"], 4),
+                "low": round(d["low"], 4),
+                "high": round(d["high"], 4),
+                "excludes_zero": d["excludes_zero"],
+            }
+        )
     return out
 
 
@@ -142,7 +173,9 @@ def add_run(run: Path, folder: Path, answered_at: str | None = None, note: str =
     """Append a finished evaluation run's rows to ``folder/answers.jsonl``; the number written."""
     rows = answer_rows(run, answered_at, note=note)
     if any((r.get("run"), r["commit"]) == (rows[0]["run"], rows[0]["commit"]) for r in read(folder, "answers.jsonl")):
-        raise ValueError(f"run {rows[0]['run']!r} at commit {rows[0]['commit']} is already in {folder / 'answers.jsonl'}")
+        raise ValueError(
+            f"run {rows[0]['run']!r} at commit {rows[0]['commit']} is already in {folder / 'answers.jsonl'}"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "answers.jsonl", "a", encoding="utf-8") as f:
         f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
@@ -153,19 +186,28 @@ def answers_table(rows: list[dict]) -> list[str]:
     """Methods by measure: F1 and content recall with their intervals, tokens and seconds per question."""
     find = {(r["method"], r["metric"]): r for r in rows}
     methods = [m for m in dict.fromkeys(r["method"] for r in rows) if " - " not in m]
-    out = ["| method | F1 (official, categories 1-4) | content recall | answer-stage tokens / question "
-           "| packet tokens / question | seconds / question |", "|---" * 6 + "|"]
+    out = [
+        "| method | F1 (official, categories 1-4) | content recall | answer-stage tokens / question "
+        "| packet tokens / question | seconds / question |",
+        "|---" * 6 + "|",
+    ]
     for m in methods:
-        out.append(f"| {m} | " + " | ".join(_cell(find.get((m, k))) for k in ANSWER_METRICS[:2]) + " | "
-                   + " | ".join(_cell(find.get((m, k))) for k in ("answer_stage_tokens", "packet_tokens", "seconds"))
-                   + " |")
+        out.append(
+            f"| {m} | "
+            + " | ".join(_cell(find.get((m, k))) for k in ANSWER_METRICS[:2])
+            + " | "
+            + " | ".join(_cell(find.get((m, k))) for k in ("answer_stage_tokens", "packet_tokens", "seconds"))
+            + " |"
+        )
     diffs = [r for r in rows if " - " in r["method"]]
     if diffs:
         out += ["", "| paired difference | F1 | excludes 0 | content recall | excludes 0 |", "|---" * 5 + "|"]
         for m in dict.fromkeys(r["method"] for r in diffs):
             f1, cr = find.get((m, "f1")), find.get((m, "content_recall"))
-            out.append(f"| {m} | {_cell(f1)} | {'yes' if f1 and f1.get('excludes_zero') else 'no'} | {_cell(cr)} | "
-                       f"{'yes' if cr and cr.get('excludes_zero') else 'no'} |")
+            out.append(
+                f"| {m} | {_cell(f1)} | {'yes' if f1 and f1.get('excludes_zero') else 'no'} | {_cell(cr)} | "
+                f"{'yes' if cr and cr.get('excludes_zero') else 'no'} |"
+            )
     return out
 
 
@@ -205,8 +247,12 @@ def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
     annotators = sorted({a for per in scores.values() for a in per})
     items = [(case, row["item"]) for case, per in scores.items() for row in next(iter(per.values()))]
     lookup = {(case, a, row["item"]): row for case, per in scores.items() for a, rows in per.items() for row in rows}
-    out = ["| criterion | items | mean (items) | " + " | ".join(f"mean ({a})" for a in annotators)
-           + " | Krippendorff's alpha (ordinal) |", "|---" * (4 + len(annotators)) + "|"]
+    out = [
+        "| criterion | items | mean (items) | "
+        + " | ".join(f"mean ({a})" for a in annotators)
+        + " | Krippendorff's alpha (ordinal) |",
+        "|---" * (4 + len(annotators)) + "|",
+    ]
     for c in CRITERIA:
         per_item, per_annotator = [], {a: [] for a in annotators}
         matrix = []
@@ -226,91 +272,146 @@ def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
             data = np.array(matrix, dtype=float).T
             if len(np.unique(data[~np.isnan(data)])) > 1:
                 alpha = f"{krippendorff.alpha(reliability_data=data, level_of_measurement='ordinal'):.2f}"
-        out.append(f"| {c} | {len(per_item)} | {sum(per_item) / len(per_item):.2f} | "
-                   + " | ".join(f"{sum(v) / len(v):.2f}" if v else "–" for v in per_annotator.values())
-                   + f" | {alpha} |")
+        out.append(
+            f"| {c} | {len(per_item)} | {sum(per_item) / len(per_item):.2f} | "
+            + " | ".join(f"{sum(v) / len(v):.2f}" if v else "–" for v in per_annotator.values())
+            + f" | {alpha} |"
+        )
     return out
 
 
 def results_markdown(folder: Path) -> str:
     rows = read(folder, "evidence.jsonl")
-    out = ["# Results", "",
-           "Generated by `python -m ftamem_core.evaluation.results` from the rows in `results/`; do not edit by hand.",
-           "Defaults are chosen on `dev`; `test` is reported, never tuned on. Intervals: 95%, paired bootstrap over",
-           "questions resampled within each conversation: they cover these conversations' questions, not the",
-           "spread between conversations, and several budgets and methods are compared at once: read a single",
-           "interval that just excludes 0 with care. Content recall: a gold evidence turn counts when the",
-           "packet shows 60% of its content words (`ftamem_core/evaluation/content.py`); pointer recall counts the",
-           "turns inside the spans of the units shown, which a memory of empty units maxes out (the `null` row).",
-           "`null`: one information-free unit per 12-turn block (what its packets show comes from the source turns",
-           "and the turn channel the packet adds to any unit); `verbatim`: the turns' copies alone, no model call;",
-           "both retrieved exactly as `fta`; `full-context`: every turn of the sessions in the prompt. `fta - X`: the",
-           "paired difference.", ""]
+    out = [
+        "# Results",
+        "",
+        "Generated by `python -m ftamem_core.evaluation.results` from the rows in `results/`; do not edit by hand.",
+        "Defaults are chosen on `dev`; `test` is reported, never tuned on. Intervals: 95%, paired bootstrap over",
+        "questions resampled within each conversation: they cover these conversations' questions, not the",
+        "spread between conversations, and several budgets and methods are compared at once: read a single",
+        "interval that just excludes 0 with care. Content recall: a gold evidence turn counts when the",
+        "packet shows 60% of its content words (`ftamem_core/evaluation/content.py`); pointer recall counts the",
+        "turns inside the spans of the units shown, which a memory of empty units maxes out (the `null` row).",
+        "`null`: one information-free unit per 12-turn block (what its packets show comes from the source turns",
+        "and the turn channel the packet adds to any unit); `verbatim`: the turns' copies alone, no model call;",
+        "both retrieved exactly as `fta`; `full-context`: every turn of the sessions in the prompt. `fta - X`: the",
+        "paired difference.",
+        "",
+    ]
     if not rows and not read(folder, "answers.jsonl") and not read(folder, "units.jsonl"):
         return "\n".join(out + ["No results recorded yet."]) + "\n"
     for split, mine in latest(rows).items():
         first = mine[0]
-        out += [f"## Evidence recall, {_split_name(split, mine)}", "",
+        out += (
+            [
+                f"## Evidence recall, {_split_name(split, mine)}",
+                "",
                 f"Commit `{first['commit']}`, settings `{first['settings_digest']}`, model {first['model']}, "
                 f"measured {first['measured']}; {first['n']} questions; builds: "
                 + (", ".join(f"`{b}`" for b in first["builds"].values()) or "none (no model-built memory measured)")
-                + (f", built at commit `{first['built_at']}`" if first.get("built_at") else "") + ".", "",
-                "Content recall (headline):", ""] + recall_table(mine) + ["", "Pointer recall:", ""] + \
-            recall_table(mine, "pointer_recall") + ["", "Packet tokens (model tokenizer):", ""] + \
-            recall_table(mine, "tokens") + [""]
+                + (f", built at commit `{first['built_at']}`" if first.get("built_at") else "")
+                + ".",
+                "",
+                "Content recall (headline):",
+                "",
+            ]
+            + recall_table(mine)
+            + ["", "Pointer recall:", ""]
+            + recall_table(mine, "pointer_recall")
+            + ["", "Packet tokens (model tokenizer):", ""]
+            + recall_table(mine, "tokens")
+            + [""]
+        )
     for split, mine in latest(read(folder, "units.jsonl")).items():
         first = mine[0]
-        out += [f"## Units of the builds, {_split_name(split, mine)}", "",
-                f"Builds made at commit `{first.get('built_at') or first['commit']}`"
-                + (f" with {', '.join(f'{k}={v}' for k, v in first['set'].items())}" if first.get("set") else "")
-                + ", counted apart from the construction's repairs (`evaluation/unit_counts.py`): copies of a turn "
-                "are units whose fact is the turn in the third person; pronoun-led facts start with a pronoun.", ""]
+        out += [
+            f"## Units of the builds, {_split_name(split, mine)}",
+            "",
+            f"Builds made at commit `{first.get('built_at') or first['commit']}`"
+            + (f" with {', '.join(f'{k}={v}' for k, v in first['set'].items())}" if first.get("set") else "")
+            + ", counted apart from the construction's repairs (`evaluation/unit_counts.py`): copies of a turn "
+            "are units whose fact is the turn in the third person; pronoun-led facts start with a pronoun.",
+            "",
+        ]
         out += units_table(mine) + [""]
     for split, mine in latest(read(folder, "answers.jsonl")).items():
         first = mine[0]
-        out += ([f"## Answers, {_split_name(split, mine)}", "",
+        out += (
+            [
+                f"## Answers, {_split_name(split, mine)}",
+                "",
                 f"Run `{first['run']}` answered at commit `{first['commit']}`, settings `{first['settings_digest']}`, "
                 f"model {first['model']}{_temperature(first)}"
                 + (f", profile `{first['profile']}`" if first.get("profile", "unrecorded") != "unrecorded" else "")
                 + f", measured {first['measured']}; {first['n']} questions"
-                + (" (categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring."
-                   if first.get("dataset", "locomo") == "locomo" else ". F1: ES-MemEval's (unique word sets).")
+                + (
+                    " (categories 1-4, evidence in these sessions). F1: LoCoMo's official scoring."
+                    if first.get("dataset", "locomo") == "locomo"
+                    else ". F1: ES-MemEval's (unique word sets)."
+                )
                 + (f" Seconds on {first['cpus']} CPU cores." if first.get("cpus") else "")
                 + " Full-context shows every turn, so its content recall is 1 by construction."
-                + (f" Note: {first['note']}" if first.get("note") else ""), ""]
-                + answers_table(mine) + [""])
+                + (f" Note: {first['note']}" if first.get("note") else ""),
+                "",
+            ]
+            + answers_table(mine)
+            + [""]
+        )
     scores = audit_scores(folder)
     if scores:
         rounds_file = folder / "audit" / "rounds.json"
         rounds = json.loads(rounds_file.read_text(encoding="utf-8")) if rounds_file.exists() else {}
-        drawn = "; ".join(f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
-                          f"built at `{r['built_at']}`" for c, r in rounds.items())
-        out += ["## Hand audit of the test builds", "",
+        drawn = "; ".join(
+            f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
+            f"built at `{r['built_at']}`"
+            for c, r in rounds.items()
+        )
+        out += (
+            [
+                "## Hand audit of the test builds",
+                "",
                 f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
                 f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
                 "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`."
-                + (f" Drawn: {drawn}." if drawn else ""), ""] + audit_table(scores) + [""]
+                + (f" Drawn: {drawn}." if drawn else ""),
+                "",
+            ]
+            + audit_table(scores)
+            + [""]
+        )
     return "\n".join(out)
 
 
-UNIT_COLUMNS = (("units", "units"), ("copies_of_a_turn", "copies of a turn"), ("with_feeling", "with a feeling"),
-                ("with_intention", "with an intention"), ("pronoun_led", "pronoun-led"),
-                ("second_person", "second person"), ("links", "links"))
+UNIT_COLUMNS = (
+    ("units", "units"),
+    ("copies_of_a_turn", "copies of a turn"),
+    ("with_feeling", "with a feeling"),
+    ("with_intention", "with an intention"),
+    ("pronoun_led", "pronoun-led"),
+    ("second_person", "second person"),
+    ("links", "links"),
+)
 
 
 def units_table(rows: list[dict]) -> list[str]:
     """Per build: its units read apart from the repairs, its links' relations, its cost per turn."""
-    out = ["| case | " + " | ".join(label for _, label in UNIT_COLUMNS)
-           + " | followup_of / updates / other links | high confidence | calls / turn | tokens / turn |",
-           "|---" * (len(UNIT_COLUMNS) + 5) + "|"]
+    out = [
+        "| case | "
+        + " | ".join(label for _, label in UNIT_COLUMNS)
+        + " | followup_of / updates / other links | high confidence | calls / turn | tokens / turn |",
+        "|---" * (len(UNIT_COLUMNS) + 5) + "|",
+    ]
     for r in rows:
         c, cost = r["counts"], r["cost"]
         relations = c.get("link_relations") or {}
         other = sum(v for k, v in relations.items() if k not in ("followup_of", "updates"))
-        out.append(f"| {r['case']} | " + " | ".join(str(c.get(k, "–")) for k, _ in UNIT_COLUMNS)
-                   + f" | {relations.get('followup_of', 0)} / {relations.get('updates', 0)} / {other}"
-                   + f" | {(c.get('link_confidence') or {}).get('high', 0)} | {cost.get('calls_per_turn', '–')} "
-                   + f"| {cost.get('tokens_per_turn', '–')} |")
+        out.append(
+            f"| {r['case']} | "
+            + " | ".join(str(c.get(k, "–")) for k, _ in UNIT_COLUMNS)
+            + f" | {relations.get('followup_of', 0)} / {relations.get('updates', 0)} / {other}"
+            + f" | {(c.get('link_confidence') or {}).get('high', 0)} | {cost.get('calls_per_turn', '–')} "
+            + f"| {cost.get('tokens_per_turn', '–')} |"
+        )
     return out
 
 
@@ -322,18 +423,31 @@ def _temperature(row: dict) -> str:
 def readme_table(folder: Path) -> str:
     """Content recall at each budget, FTA-Mem against turn-level RAG, per split."""
     rows = read(folder, "evidence.jsonl")
-    lines = ["Content recall of the packet (gold evidence turns whose words it shows; LoCoMo, sessions 1-3, "
-             "embedded 1.5B), 95% intervals:", ""]
+    lines = [
+        "Content recall of the packet (gold evidence turns whose words it shows; LoCoMo, sessions 1-3, "
+        "embedded 1.5B), 95% intervals:",
+        "",
+    ]
     for split, mine in latest(rows).items():
         keep = [r for r in mine if r["method"] in ("fta", "turn-rag", "verbatim", "null")]
         lines += [f"{_split_name(split, mine)}:", ""] + recall_table(keep) + [""]
     answers = read(folder, "answers.jsonl")
     for split, mine in latest(answers).items():
         keep = [r for r in mine if r["metric"] == "f1" and " - " not in r["method"]]
-        lines += [f"Answers, LoCoMo official F1 (categories 1-4), {_split_name(split, mine)}:", "",
-                  "| method | F1 |", "|---|---|"] + [f"| {r['method']} | {_cell(r)} |" for r in keep] + [""]
-    lines.append("All figures, with pointer recall, packet tokens, costs and the paired differences: "
-                 "[docs/RESULTS.md](docs/RESULTS.md).")
+        lines += (
+            [
+                f"Answers, LoCoMo official F1 (categories 1-4), {_split_name(split, mine)}:",
+                "",
+                "| method | F1 |",
+                "|---|---|",
+            ]
+            + [f"| {r['method']} | {_cell(r)} |" for r in keep]
+            + [""]
+        )
+    lines.append(
+        "All figures, with pointer recall, packet tokens, costs and the paired differences: "
+        "[docs/RESULTS.md](docs/RESULTS.md)."
+    )
     return "\n".join(lines) if rows or answers else "See [docs/RESULTS.md](docs/RESULTS.md)."
 
 
@@ -351,14 +465,23 @@ def main() -> None:
     p.add_argument("--results", type=Path, default=ROOT / "results")
     p.add_argument("--docs", type=Path, default=ROOT / "docs" / "RESULTS.md")
     p.add_argument("--readme", type=Path, default=ROOT / "README.md")
-    p.add_argument("--add-run", type=Path, metavar="RUN", help="first append a finished `ftamem eval` run's rows to "
-                   "RESULTS/answers.jsonl")
-    p.add_argument("--answered-at", metavar="COMMIT", help="with --add-run: the commit the run answered at (runs "
-                   "record it in config.json since this option exists)")
+    p.add_argument(
+        "--add-run",
+        type=Path,
+        metavar="RUN",
+        help="first append a finished `ftamem eval` run's rows to RESULTS/answers.jsonl",
+    )
+    p.add_argument(
+        "--answered-at",
+        metavar="COMMIT",
+        help="with --add-run: the commit the run answered at (runs record it in config.json since this option exists)",
+    )
     p.add_argument("--note", default="", help="with --add-run: what a reader of the figures should know")
     args = p.parse_args()
     if args.add_run:
-        print(f"{add_run(args.add_run, args.results, args.answered_at, args.note)} rows added to {args.results / 'answers.jsonl'}")
+        print(
+            f"{add_run(args.add_run, args.results, args.answered_at, args.note)} rows added to {args.results / 'answers.jsonl'}"
+        )
     write(args.results, args.docs, args.readme)
 
 

@@ -88,9 +88,17 @@ def questions_for(doc: CaseDocument, cfg: EvalConfig) -> list[Question]:
 def _tag(cfg: EvalConfig, settings: Settings, construction: str) -> str:
     """The cached build's key: what the build reads and the settings whose flag says they shape a
     build (the model among them); an answer-side setting reuses the build."""
-    key = json.dumps({"data": str(Path(cfg.data).resolve()), "sessions": cfg.sessions, "construction": construction,
-                      "code": build_digest(("session_summary",) if construction == "summary" else ()),
-                      "settings": settings.build_settings()}, sort_keys=True, default=str)
+    key = json.dumps(
+        {
+            "data": str(Path(cfg.data).resolve()),
+            "sessions": cfg.sessions,
+            "construction": construction,
+            "code": build_digest(("session_summary",) if construction == "summary" else ()),
+            "settings": settings.build_settings(),
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
@@ -112,9 +120,13 @@ class Progress:
             if self.enabled:
                 width = 30
                 filled = int(width * self.done / max(1, self.total))
-                print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} questions, "
-                      f"{self.calls} calls, {self.tokens} tokens, {time.time() - self.started:.0f} s {label[:40]:40}",
-                      end="", file=sys.stderr, flush=True)
+                print(
+                    f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} questions, "
+                    f"{self.calls} calls, {self.tokens} tokens, {time.time() - self.started:.0f} s {label[:40]:40}",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def close(self) -> None:
         if self.enabled:
@@ -147,20 +159,35 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
     cache.mkdir(parents=True, exist_ok=True)
     docs = select_documents(cfg, settings)
     plan = {d.case.id: questions_for(d, cfg) for d in docs}
-    (out / "config.json").write_text(json.dumps({**cfg.__dict__, "llm": settings.llm.model_dump(exclude={"api_key"}),
-                                                 "commit": commit(), "settings_digest": settings_digest(settings),
-                                                 "profile": settings.profile,
-                                                 "answer_temperature": settings.answer_temperature,
-                                                 "cpus": os.cpu_count(),
-                                                 "questions_per_case": {c: len(q) for c, q in plan.items()}},
-                                                indent=1, default=str), encoding="utf-8")
+    (out / "config.json").write_text(
+        json.dumps(
+            {
+                **cfg.__dict__,
+                "llm": settings.llm.model_dump(exclude={"api_key"}),
+                "commit": commit(),
+                "settings_digest": settings_digest(settings),
+                "profile": settings.profile,
+                "answer_temperature": settings.answer_temperature,
+                "cpus": os.cpu_count(),
+                "questions_per_case": {c: len(q) for c, q in plan.items()},
+            },
+            indent=1,
+            default=str,
+        ),
+        encoding="utf-8",
+    )
     predictions = out / "predictions.jsonl"
     done = _answered(predictions)
     if predictions.exists() and predictions.stat().st_size and not predictions.read_bytes().endswith(b"\n"):
         with open(predictions, "a", encoding="utf-8") as f:
             f.write("\n")  # a line cut by a kill stays alone (and is skipped), not glued to the next
-    todo = [(m, d, q) for d in docs for m in methods for q in plan[d.case.id]
-            if (m.name, d.case.id, q.qid or q.question) not in done]
+    todo = [
+        (m, d, q)
+        for d in docs
+        for m in methods
+        for q in plan[d.case.id]
+        if (m.name, d.case.id, q.qid or q.question) not in done
+    ]
     bar = Progress(sum(len(q) for q in plan.values()) * len(methods), progress)
     bar.done = bar.total - len(todo)
 
@@ -172,6 +199,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         def record(r):
             store.record_call(r)
             bar.call(r)
+
         return record
 
     def prepared(doc: CaseDocument, construction: str | None) -> tuple[Store, CaseContext]:
@@ -188,7 +216,8 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         ctx = CaseContext(store, doc.case.id, embedder)
         done = store.done_sessions(doc.case.id)
         if construction in ("bws", "session", "pair", "fixed") and any(
-                done.get(s.id) != construction for s in store.sessions(doc.case.id)):  # else reused as is
+            done.get(s.id) != construction for s in store.sessions(doc.case.id)
+        ):  # else reused as is
             Builder(store, llm, embedder, settings).build(doc.case.id, segmentation=construction)
         elif construction == "summary":
             ctx.summaries = summarise_sessions(store, doc.case.id, llm, settings)
@@ -208,13 +237,26 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         k = method.k or cfg.k or settings.k_for(store.get_case(doc.case.id).source_format)[0]
         res = run_method(method, ctx, q, llm, settings, k, fta_store=store)
         gold = _gold_turns(ctx, q)
-        row = {"method": method.name, "case": doc.case.id, "qid": q.qid or q.question, "question": q.question,
-               "answer": q.answer, "prediction": res.prediction, "category": q.category,
-               "capability": q.category if cfg.dataset == "esmemeval" else None, "evidence": q.evidence,
-               "k": k, "retrieved": res.retrieved, "cited": res.cited, "packet_tokens": res.context_tokens,
-               "answer_stage_tokens": res.answer_tokens, "seconds": round(res.seconds, 2), "note": res.note,
-               "evidence_recall": round(len(gold & res.source_turns) / len(gold), 4) if gold else None,
-               "content_recall": content_recall(res.text, [t.text for t in ctx.turns if t.idx in gold])}
+        row = {
+            "method": method.name,
+            "case": doc.case.id,
+            "qid": q.qid or q.question,
+            "question": q.question,
+            "answer": q.answer,
+            "prediction": res.prediction,
+            "category": q.category,
+            "capability": q.category if cfg.dataset == "esmemeval" else None,
+            "evidence": q.evidence,
+            "k": k,
+            "retrieved": res.retrieved,
+            "cited": res.cited,
+            "packet_tokens": res.context_tokens,
+            "answer_stage_tokens": res.answer_tokens,
+            "seconds": round(res.seconds, 2),
+            "note": res.note,
+            "evidence_recall": round(len(gold & res.source_turns) / len(gold), 4) if gold else None,
+            "content_recall": content_recall(res.text, [t.text for t in ctx.turns if t.idx in gold]),
+        }
         with write_lock:
             with open(predictions, "a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -251,10 +293,16 @@ def construction_cost(store: Store, case_id: str, construction: str) -> dict:
         calls, tokens = store.stage_usage(case_id, "summary")
         turns = len(store.turns(case_id))
         units = len(store.sessions(case_id))
-        return {"units": units, "calls": calls, "tokens": tokens, "turns": turns,
-                "calls_per_turn": round(calls / turns, 3) if turns else 0.0,
-                "tokens_per_turn": round(tokens / turns, 1) if turns else 0.0,
-                "units_per_turn": round(units / turns, 3) if turns else 0.0}
+        return {
+            "units": units,
+            "calls": calls,
+            "tokens": tokens,
+            "turns": turns,
+            "calls_per_turn": round(calls / turns, 3) if turns else 0.0,
+            "tokens_per_turn": round(tokens / turns, 1) if turns else 0.0,
+            "units_per_turn": round(units / turns, 3) if turns else 0.0,
+        }
     cost = store.cost(case_id, memory_only=True)
-    return {k: cost[k] for k in ("units", "calls", "tokens", "turns", "calls_per_turn", "tokens_per_turn",
-                                 "units_per_turn")}
+    return {
+        k: cost[k] for k in ("units", "calls", "tokens", "turns", "calls_per_turn", "tokens_per_turn", "units_per_turn")
+    }

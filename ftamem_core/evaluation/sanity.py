@@ -24,14 +24,20 @@ NULL_BLOCK = 12
 def _null_units(case_id: str, session, turns: list) -> list[FTAUnit]:
     out = []
     for i in range(0, len(turns), NULL_BLOCK):
-        block = turns[i:i + NULL_BLOCK]
+        block = turns[i : i + NULL_BLOCK]
         people = sorted({t.speaker or t.role for t in block})
         who = " and ".join(people) if len(people) < 3 else ", ".join(people[:-1]) + f" and {people[-1]}"
-        out.append(FTAUnit(case_id=case_id,
-                           fact=FactAnchor(text=f"{who} talked.", participants=people), origin="unknown",
-                           time=TimeAnchor(dialogue_time=session.time),
-                           evidence=Evidence(session_id=session.id, start=block[0].idx, end=block[-1].idx,
-                                             dialogue_time=session.time)))
+        out.append(
+            FTAUnit(
+                case_id=case_id,
+                fact=FactAnchor(text=f"{who} talked.", participants=people),
+                origin="unknown",
+                time=TimeAnchor(dialogue_time=session.time),
+                evidence=Evidence(
+                    session_id=session.id, start=block[0].idx, end=block[-1].idx, dialogue_time=session.time
+                ),
+            )
+        )
     return out
 
 
@@ -49,9 +55,13 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
             units += _null_units(case_id, session, turns)
         else:
             fragment = Fragment(case_id, session.id, turns, session.time)
-            units += verbatim_units(fragment, [], settings.coverage_min_words,
-                                    reply_words=settings.verbatim_reply_words,
-                                    caption_carries=settings.caption_carries_turn)
+            units += verbatim_units(
+                fragment,
+                [],
+                settings.coverage_min_words,
+                reply_words=settings.verbatim_reply_words,
+                caption_carries=settings.caption_carries_turn,
+            )
     if units:
         store.add_units(case_id, units, embedder.encode([retrieval_text(u) for u in units]))
     return len(units)

@@ -4,8 +4,7 @@ conversations' first three sessions (the size a 2-core machine builds in minutes
 
 from __future__ import annotations
 
-SPLITS = {"dev": ("conv-26", "conv-30", "conv-41", "conv-42", "conv-44"),
-          "test": ("conv-43", "conv-47", "conv-50")}
+SPLITS = {"dev": ("conv-26", "conv-30", "conv-41", "conv-42", "conv-44"), "test": ("conv-43", "conv-47", "conv-50")}
 SESSIONS = 3
 
 

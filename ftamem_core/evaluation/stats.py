@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def stratified_bootstrap(values: list[float], strata: list, n_resamples: int = 10_000, seed: int = 0,
-                         confidence: float = 0.95) -> dict:
+def stratified_bootstrap(
+    values: list[float], strata: list, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> dict:
     """Mean of ``values`` (one per question; a paired difference for a comparison) and its
     bootstrap interval, resampling questions within each stratum (conversation)."""
     if len(values) != len(strata) or not values:
@@ -28,8 +29,15 @@ def stratified_bootstrap(values: list[float], strata: list, n_resamples: int = 1
     means = totals / len(x)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    return {"mean": float(x.mean()), "low": float(low), "high": float(high), "strata": len(set(strata)),
-            "questions": len(x), "resamples": n_resamples, "confidence": confidence}
+    return {
+        "mean": float(x.mean()),
+        "low": float(low),
+        "high": float(high),
+        "strata": len(set(strata)),
+        "questions": len(x),
+        "resamples": n_resamples,
+        "confidence": confidence,
+    }
 
 
 def paired_bootstrap(a: list[float], b: list[float], strata: list, **kwargs) -> dict:
@@ -42,8 +50,9 @@ def paired_bootstrap(a: list[float], b: list[float], strata: list, **kwargs) -> 
     return out
 
 
-def paired_cluster_bootstrap(a: list[float], b: list[float], clusters: list, n_resamples: int = 10_000,
-                             seed: int = 0, confidence: float = 0.95) -> dict:
+def paired_cluster_bootstrap(
+    a: list[float], b: list[float], clusters: list, n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> dict:
     """Mean of ``a - b`` per question and its bootstrap interval over clusters."""
     if not (len(a) == len(b) == len(clusters)) or not a:
         raise ValueError("a, b and clusters must be equally long and not empty")
@@ -58,12 +67,20 @@ def paired_cluster_bootstrap(a: list[float], b: list[float], clusters: list, n_r
     means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
     tail = (1 - confidence) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
-    return {"mean": float(diff.mean()), "low": float(low), "high": float(high), "clusters": len(names),
-            "questions": len(diff), "resamples": n_resamples, "confidence": confidence}
+    return {
+        "mean": float(diff.mean()),
+        "low": float(low),
+        "high": float(high),
+        "clusters": len(names),
+        "questions": len(diff),
+        "resamples": n_resamples,
+        "confidence": confidence,
+    }
 
 
-def correlation(x: list[float], y: list[float], n_resamples: int = 10_000, seed: int = 0,
-                confidence: float = 0.95) -> dict:
+def correlation(
+    x: list[float], y: list[float], n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95
+) -> dict:
     """Pearson and Spearman coefficients of ``y`` (e.g. per-dialogue F1 gain) on ``x`` (a density
     field), a bootstrap interval for Pearson's r, a two-sided permutation p value, and the range of
     r when each dialogue is left out in turn."""
@@ -73,19 +90,46 @@ def correlation(x: list[float], y: list[float], n_resamples: int = 10_000, seed:
     if len(x) != len(y) or len(x) < 3:
         raise ValueError("at least three paired values are needed")
     if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"n": len(x), "pearson": None, "spearman": None, "low": None, "high": None, "permutation_p": None,
-                "leave_one_out": None}
+        return {
+            "n": len(x),
+            "pearson": None,
+            "spearman": None,
+            "low": None,
+            "high": None,
+            "permutation_p": None,
+            "leave_one_out": None,
+        }
     pearson = float(stats.pearsonr(x, y).statistic)
     spearman = float(stats.spearmanr(x, y).statistic)
     rng = np.random.default_rng(seed)
-    boot = stats.bootstrap((x, y), lambda a, b: stats.pearsonr(a, b).statistic, paired=True, vectorized=False,
-                           n_resamples=n_resamples, confidence_level=confidence, method="percentile",
-                           random_state=rng)
-    perm = stats.permutation_test((x, y), lambda a, b: stats.pearsonr(a, b).statistic, permutation_type="pairings",
-                                  n_resamples=n_resamples, alternative="two-sided", random_state=rng)
-    loo = [float(stats.pearsonr(np.delete(x, i), np.delete(y, i)).statistic) for i in range(len(x))] \
-        if len(x) > 3 else []
+    boot = stats.bootstrap(
+        (x, y),
+        lambda a, b: stats.pearsonr(a, b).statistic,
+        paired=True,
+        vectorized=False,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        random_state=rng,
+    )
+    perm = stats.permutation_test(
+        (x, y),
+        lambda a, b: stats.pearsonr(a, b).statistic,
+        permutation_type="pairings",
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=rng,
+    )
+    loo = (
+        [float(stats.pearsonr(np.delete(x, i), np.delete(y, i)).statistic) for i in range(len(x))] if len(x) > 3 else []
+    )
     low, high = boot.confidence_interval
-    return {"n": len(x), "pearson": pearson, "spearman": spearman,
-            "low": None if np.isnan(low) else float(low), "high": None if np.isnan(high) else float(high),
-            "permutation_p": float(perm.pvalue), "leave_one_out": [min(loo), max(loo)] if loo else None}
+    return {
+        "n": len(x),
+        "pearson": pearson,
+        "spearman": spearman,
+        "low": None if np.isnan(low) else float(low),
+        "high": None if np.isnan(high) else float(high),
+        "permutation_p": float(perm.pvalue),
+        "leave_one_out": [min(loo), max(loo)] if loo else None,
+    }

@@ -14,8 +14,26 @@ from ..storage.store import Store
 from .content import content_stems
 
 # English: a fact that opens a sentence with one of these has no named subject of its own.
-PRONOUNS = {"it", "its", "we", "our", "she", "her", "he", "his", "they", "their", "this", "that", "these",
-            "those", "i", "my", "you", "your"}
+PRONOUNS = {
+    "it",
+    "its",
+    "we",
+    "our",
+    "she",
+    "her",
+    "he",
+    "his",
+    "they",
+    "their",
+    "this",
+    "that",
+    "these",
+    "those",
+    "i",
+    "my",
+    "you",
+    "your",
+}
 SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself)\b", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z']+)")
 
@@ -38,8 +56,13 @@ def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: flo
     partial = len(units) - len(final)
     units = final  # what a reader browses; open partial units are counted apart
     known = lambda v: v not in ("", "unknown")  # noqa: E731
-    copies = [u.id for u in units if u.evidence.end - u.evidence.start <= 1 and u.evidence.end in turns
-              and is_copy(u.fact.text, turns[u.evidence.end].text)]
+    copies = [
+        u.id
+        for u in units
+        if u.evidence.end - u.evidence.start <= 1
+        and u.evidence.end in turns
+        and is_copy(u.fact.text, turns[u.evidence.end].text)
+    ]
     duplicates = []
     if embedder is not None and len(units) > 1:
         vectors = embedder.encode([u.fact.text for u in units])
@@ -53,7 +76,9 @@ def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: flo
     covered = {i for u in final for i in range(u.evidence.start, u.evidence.end + 1)} & turns.keys()
     n = max(1, len(units))
     return {
-        "units": len(final), "partial": partial, "turns": len(turns),
+        "units": len(final),
+        "partial": partial,
+        "turns": len(turns),
         "units_per_turn": round(len(final) / max(1, len(turns)), 3),
         "turns_covered": round(len(covered) / max(1, len(turns)), 3),
         "mean_span": round(sum(u.evidence.end - u.evidence.start + 1 for u in units) / n, 2),

@@ -38,8 +38,9 @@ def verify_password(password: str, stored: str) -> bool:
         if kind != "scrypt":
             return False
         expected = base64.b64decode(digest)
-        got = hashlib.scrypt(password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p),
-                             dklen=len(expected))
+        got = hashlib.scrypt(
+            password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(got, expected)
@@ -128,8 +129,10 @@ def host_allowed(host: str | None, address: str, allowed: list[str]) -> bool:
 def start_problem(address: str, users: dict[str, str], oidc: bool) -> str | None:
     """Why the app must not start on this address, or None."""
     if not is_loopback(address) and not users and not oidc:
-        return (f"the app would listen on {address or 'every interface'} with no sign-in configured: add users "
-                "([auth.users] name = hash from 'ftamem hash-password') or auth.oidc to the settings, or bind to 127.0.0.1")
+        return (
+            f"the app would listen on {address or 'every interface'} with no sign-in configured: add users "
+            "([auth.users] name = hash from 'ftamem hash-password') or auth.oidc to the settings, or bind to 127.0.0.1"
+        )
     return None
 
 

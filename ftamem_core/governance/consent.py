@@ -64,8 +64,10 @@ def require(store: Store, case_id: str, purpose: str = "build memory") -> None:
     """Raise ConsentRequired (one line saying how to grant it) unless consent is granted."""
     current = state(store, case_id)["state"]
     if current != "granted":
-        raise ConsentRequired(f"case {case_id!r} has no consent to {purpose} (consent {current}); record it with "
-                              f"'ftamem consent {case_id} grant --by NAME' or on the Privacy page")
+        raise ConsentRequired(
+            f"case {case_id!r} has no consent to {purpose} (consent {current}); record it with "
+            f"'ftamem consent {case_id} grant --by NAME' or on the Privacy page"
+        )
 
 
 def public_dataset(store: Store, case_id: str, who: str) -> None:

@@ -15,9 +15,20 @@ from ..storage.store import Store, StoreError, VersionConflict
 
 # Editable fields as "anchor.field" paths of FTAUnit.
 EDITABLE = (
-    "fact.text", "fact.summary", "fact.content_type", "fact.participants", "time.event_time",
-    "time.event_time_expression", "time.time_orientation", "time.completion", "affect.emotion_or_state",
-    "affect.intention_or_plan", "affect.relation_cues", "lifecycle_status", "completeness", "disputed",
+    "fact.text",
+    "fact.summary",
+    "fact.content_type",
+    "fact.participants",
+    "time.event_time",
+    "time.event_time_expression",
+    "time.time_orientation",
+    "time.completion",
+    "affect.emotion_or_state",
+    "affect.intention_or_plan",
+    "affect.relation_cues",
+    "lifecycle_status",
+    "completeness",
+    "disputed",
 )
 
 
@@ -28,13 +39,31 @@ def _get(unit: FTAUnit, path: str) -> Any:
     return value
 
 
-def _record(store: Store, case_id: str, obj: str, obj_id: int, action: str, who: str, reason: str,
-            field: str = "", old: Any = None, new: Any = None) -> None:
+def _record(
+    store: Store,
+    case_id: str,
+    obj: str,
+    obj_id: int,
+    action: str,
+    who: str,
+    reason: str,
+    field: str = "",
+    old: Any = None,
+    new: Any = None,
+) -> None:
     store.add_history(case_id, obj, obj_id, action, who, reason, field, old, new)
 
 
-def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: int, changes: dict[str, Any],
-              expected_version: int, who: str, reason: str) -> FTAUnit:
+def edit_unit(
+    store: Store,
+    embedder: Embedder | None,
+    case_id: str,
+    unit_id: int,
+    changes: dict[str, Any],
+    expected_version: int,
+    who: str,
+    reason: str,
+) -> FTAUnit:
     """Apply field changes to a unit read at ``expected_version``; raises VersionConflict if it
     changed since. A final unit is re-embedded so retrieval sees the correction."""
     unknown = set(changes) - set(EDITABLE)
@@ -42,8 +71,10 @@ def edit_unit(store: Store, embedder: Embedder | None, case_id: str, unit_id: in
         raise StoreError(f"not editable: {', '.join(sorted(unknown))}")
     current = store.get_unit(case_id, unit_id)
     if current.version != expected_version:
-        raise VersionConflict(f"unit {unit_id} was changed by someone else (version {current.version}, "
-                              f"you read {expected_version}); reload it")
+        raise VersionConflict(
+            f"unit {unit_id} was changed by someone else (version {current.version}, "
+            f"you read {expected_version}); reload it"
+        )
     data = current.model_dump()
     for path, value in changes.items():
         anchor, _, name = path.rpartition(".")
@@ -80,8 +111,18 @@ def delete_unit(store: Store, case_id: str, unit_id: int, who: str, reason: str)
 def add_link(store: Store, case_id: str, link: Link, who: str, reason: str) -> int:
     with store.transaction():
         (link_id,) = store.add_links(case_id, [link])
-        _record(store, case_id, "link", link_id, "add", who, reason, "relation", None,
-                f"m{link.source} {link.relation} m{link.target}")
+        _record(
+            store,
+            case_id,
+            "link",
+            link_id,
+            "add",
+            who,
+            reason,
+            "relation",
+            None,
+            f"m{link.source} {link.relation} m{link.target}",
+        )
     return link_id
 
 

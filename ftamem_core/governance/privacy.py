@@ -43,11 +43,19 @@ def export_case(store: Store, case_id: str) -> dict:
     """Everything stored about a case, as one JSON-ready document."""
     if not store.case_exists(case_id):
         raise NotFound(f"no case {case_id!r}")
-    tables = {table: [{k: _encode(v) for k, v in r.items()} for r in rows]
-              for table, rows in store.case_tables(case_id).items()}
+    tables = {
+        table: [{k: _encode(v) for k, v in r.items()} for r in rows]
+        for table, rows in store.case_tables(case_id).items()
+    }
     audit = store.case_tables(case_id, AUDIT_TABLES)
-    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "case_id": case_id, "exported_at": utcnow(),
-            "tables": tables, "audit": audit}
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "case_id": case_id,
+        "exported_at": utcnow(),
+        "tables": tables,
+        "audit": audit,
+    }
 
 
 def write_export(store: Store, case_id: str, path: str | Path) -> Path:
@@ -101,10 +109,16 @@ def import_case(store: Store, document: dict) -> str:
 
 # Columns holding another imported row's id: (table, column) -> the table it points into.
 _REFS = {
-    ("turns", "session_id"): "sessions", ("segments", "session_id"): "sessions", ("units", "session_id"): "sessions",
-    ("unit_vectors", "unit_id"): "units", ("links", "source"): "units", ("links", "target"): "units",
-    ("semantic_memory", "session_id"): "sessions", ("support_memory", "session_id"): "sessions",
-    ("build_sessions", "session_id"): "sessions", ("build_sessions", "build_id"): "builds",
+    ("turns", "session_id"): "sessions",
+    ("segments", "session_id"): "sessions",
+    ("units", "session_id"): "sessions",
+    ("unit_vectors", "unit_id"): "units",
+    ("links", "source"): "units",
+    ("links", "target"): "units",
+    ("semantic_memory", "session_id"): "sessions",
+    ("support_memory", "session_id"): "sessions",
+    ("build_sessions", "session_id"): "sessions",
+    ("build_sessions", "build_id"): "builds",
     ("llm_calls", "build_id"): "builds",
 }
 _HISTORY_OBJECTS = {"unit": "units", "link": "links", "session": "sessions"}
@@ -118,8 +132,13 @@ def _import_row(store: Store, table: str, columns: dict, row, case_id: str, new_
         raise StoreError(f"a {table} row belongs to another case")
     row = {k: _decode(v) for k, v in row.items()}
     # A column added after the export was written (e.g. units.origin) takes its default.
-    row.update({name: _literal(col["dflt_value"]) for name, col in columns.items()
-                if name not in row and col["dflt_value"] is not None})
+    row.update(
+        {
+            name: _literal(col["dflt_value"])
+            for name, col in columns.items()
+            if name not in row and col["dflt_value"] is not None
+        }
+    )
     old_id = row.pop("id", None) if table != "cases" else None
     for name, col in columns.items():
         value = row.get(name)
@@ -176,8 +195,10 @@ def _validate(store: Store, table: str, row: dict) -> None:
 
     j = lambda f: json.loads(row[f])  # noqa: E731
     checks = {
-        "cases": lambda: (Case(**{k: v for k, v in row.items() if k != "last_build_at"} | {"profile": j("profile")}),
-                          expires_at(row["created_at"], MAX_RETENTION_DAYS)),
+        "cases": lambda: (
+            Case(**{k: v for k, v in row.items() if k != "last_build_at"} | {"profile": j("profile")}),
+            expires_at(row["created_at"], MAX_RETENTION_DAYS),
+        ),
         "sessions": lambda: Session(**{**row, "meta": j("meta")}),
         "turns": lambda: Turn(**row),
         "questions": lambda: Question(**{**row, "evidence": j("evidence"), "meta": j("meta")}),
@@ -253,8 +274,10 @@ def scrub(store: Store) -> None:
         return
     if not store.vacuum():
         store.owe_scrub()
-        raise StoreError("another process is reading the database: its old pages stay in memory.db-wal until it "
-                         "stops; the next write or close of the store (any command) removes them then")
+        raise StoreError(
+            "another process is reading the database: its old pages stay in memory.db-wal until it "
+            "stops; the next write or close of the store (any command) removes them then"
+        )
 
 
 def erasures(store: Store) -> list[dict]:
@@ -265,8 +288,9 @@ def erasures(store: Store) -> list[dict]:
 
 
 def check_retention(days: int | None) -> None:
-    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or
-                             not 1 <= days <= MAX_RETENTION_DAYS):
+    if days is not None and (
+        isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_RETENTION_DAYS
+    ):
         raise StoreError(f"retention is a number of days from 1 to {MAX_RETENTION_DAYS}, or none")
 
 
@@ -285,8 +309,9 @@ def expires_at(created_at: str, days: int | None) -> datetime | None:
     return created + timedelta(days=days)
 
 
-def expired(store: Store, default_days: int | None = None, now: datetime | None = None,
-            skipped: list[str] | None = None) -> list[str]:
+def expired(
+    store: Store, default_days: int | None = None, now: datetime | None = None, skipped: list[str] | None = None
+) -> list[str]:
     """Cases past their retention (their own, else ``default_days``). A case whose end cannot be
     worked out (a date that is not one, a sum past year 9999) is left alone and its id added to
     ``skipped``: one bad row must not stop every command."""
@@ -305,12 +330,15 @@ def expired(store: Store, default_days: int | None = None, now: datetime | None 
 
 
 def skipped_message(case_ids: list[str]) -> str:
-    return (f"retention could not be evaluated for case(s) {', '.join(map(repr, case_ids))} (a creation date or "
-            "retention that is not valid); they were not erased: set their retention on the Privacy page")
+    return (
+        f"retention could not be evaluated for case(s) {', '.join(map(repr, case_ids))} (a creation date or "
+        "retention that is not valid); they were not erased: set their retention on the Privacy page"
+    )
 
 
-def purge_expired(store: Store, default_days: int | None = None, now: datetime | None = None,
-                  skipped: list[str] | None = None) -> list[str]:
+def purge_expired(
+    store: Store, default_days: int | None = None, now: datetime | None = None, skipped: list[str] | None = None
+) -> list[str]:
     """Erase every expired case; returns their ids (see ``expired`` for ``skipped``)."""
     gone = expired(store, default_days, now, skipped)
     for case_id in gone:

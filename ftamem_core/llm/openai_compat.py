@@ -10,6 +10,7 @@ from typing import Any
 from ..config import LLMConfig
 from .base import _DEADLINE, LLM, Completion, LLMError, LLMUnavailable, Recorder
 
+
 class OpenAICompatLLM(LLM):
     backend = "openai"
 
@@ -21,8 +22,12 @@ class OpenAICompatLLM(LLM):
 
         from openai import Timeout
 
-        self.client = OpenAI(base_url=config.base_url, api_key=config.api_key, max_retries=0,
-                             timeout=Timeout(config.timeout, connect=config.connect_timeout))
+        self.client = OpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            max_retries=0,
+            timeout=Timeout(config.timeout, connect=config.connect_timeout),
+        )
         self._dialect: str | None = None if config.dialect == "auto" else config.dialect
 
     @property
@@ -30,8 +35,10 @@ class OpenAICompatLLM(LLM):
         """json_schema for vLLM (and OpenAI), json_object + schema for llama.cpp's server."""
         if self._dialect is None:
             try:  # a quick question: the connect timeout bounds the whole of it
-                owners = {m.owned_by for m in self.client.with_options(timeout=2 * self.config.connect_timeout)
-                          .models.list().data}
+                owners = {
+                    m.owned_by
+                    for m in self.client.with_options(timeout=2 * self.config.connect_timeout).models.list().data
+                }
             except Exception:
                 owners = set()
             self._dialect = "json_schema" if "vllm" in owners or not owners else "json_object"
@@ -44,7 +51,8 @@ class OpenAICompatLLM(LLM):
         if schema is not None:
             if self.dialect == "json_schema":
                 kwargs["response_format"] = {
-                    "type": "json_schema", "json_schema": {"name": schema_name or "reply", "schema": schema},
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name or "reply", "schema": schema},
                 }
             else:
                 kwargs["response_format"] = {"type": "json_object", "schema": schema}
@@ -53,20 +61,28 @@ class OpenAICompatLLM(LLM):
         from openai import Timeout
 
         deadline = _DEADLINE.get() or time.monotonic() + self.config.deadline
-        late = LLMUnavailable(f"{stage}: no whole reply from {self.config.base_url} within "
-                              f"{self.config.deadline:g} s (setting llm.deadline)")
+        late = LLMUnavailable(
+            f"{stage}: no whole reply from {self.config.base_url} within "
+            f"{self.config.deadline:g} s (setting llm.deadline)"
+        )
         delay = 1.0
         for attempt in range(max(1, self.config.connect_retries)):
             left = deadline - time.monotonic()
             if left <= 0:
                 raise late
             # Each wait ends by the deadline, and the reply is read piece by piece against it.
-            client = self.client.with_options(timeout=Timeout(min(self.config.timeout, left),
-                                                              connect=min(self.config.connect_timeout, left)))
+            client = self.client.with_options(
+                timeout=Timeout(min(self.config.timeout, left), connect=min(self.config.connect_timeout, left))
+            )
             try:
                 with client.chat.completions.with_streaming_response.create(
-                        model=self.config.model, messages=messages, temperature=temperature,
-                        max_tokens=max_tokens, seed=seed, **kwargs) as response:
+                    model=self.config.model,
+                    messages=messages,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
+                    **kwargs,
+                ) as response:
                     body = _read_by(response, deadline)
                 break
             except _Late:
@@ -75,7 +91,9 @@ class OpenAICompatLLM(LLM):
                 if time.monotonic() >= deadline:
                     raise late from None
                 if attempt + 1 >= max(1, self.config.connect_retries):
-                    raise LLMUnavailable(f"{stage}: cannot reach {self.config.base_url} ({e.__class__.__name__}: {e})") from None
+                    raise LLMUnavailable(
+                        f"{stage}: cannot reach {self.config.base_url} ({e.__class__.__name__}: {e})"
+                    ) from None
                 time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
                 delay *= 2
             except openai.APIStatusError as e:
@@ -85,8 +103,12 @@ class OpenAICompatLLM(LLM):
             out = json.loads(body)
             choice = out["choices"][0]
             usage = out.get("usage") or {}
-            return Completion(choice["message"].get("content") or "", choice.get("finish_reason"),
-                              usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
+            return Completion(
+                choice["message"].get("content") or "",
+                choice.get("finish_reason"),
+                usage.get("prompt_tokens") or 0,
+                usage.get("completion_tokens") or 0,
+            )
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise LLMError(f"{stage}: the server's reply is not a chat completion") from None
 

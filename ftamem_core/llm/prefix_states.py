@@ -31,8 +31,9 @@ _LOCK = threading.Lock()
 def state_file(folder: Path, model_path: Path, n_ctx: int, name: str, messages: list[dict]) -> Path:
     import llama_cpp
 
-    key = json.dumps([Path(model_path).name, Path(model_path).stat().st_size, llama_cpp.__version__, n_ctx, messages],
-                     sort_keys=True)
+    key = json.dumps(
+        [Path(model_path).name, Path(model_path).stat().st_size, llama_cpp.__version__, n_ctx, messages], sort_keys=True
+    )
     return Path(folder) / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npz"
 
 
@@ -42,10 +43,15 @@ def write_state(path: Path, state: Any) -> None:
     blob = np.frombuffer(state.llama_state, dtype=np.uint8)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as f:
-        np.savez(f, input_ids=np.asarray(state.input_ids[: state.n_tokens], dtype=np.intc),
-                 scores=np.asarray(state.scores[-1:], dtype=np.single), llama_state=blob,
-                 n_tokens=np.int64(state.n_tokens), seed=np.int64(state.seed),
-                 digest=np.frombuffer(hashlib.sha256(blob.tobytes()).digest(), dtype=np.uint8))
+        np.savez(
+            f,
+            input_ids=np.asarray(state.input_ids[: state.n_tokens], dtype=np.intc),
+            scores=np.asarray(state.scores[-1:], dtype=np.single),
+            llama_state=blob,
+            n_tokens=np.int64(state.n_tokens),
+            seed=np.int64(state.seed),
+            digest=np.frombuffer(hashlib.sha256(blob.tobytes()).digest(), dtype=np.uint8),
+        )
     os.replace(tmp, path)
 
 
@@ -64,8 +70,14 @@ def read_state(path: Path, n_ctx: int) -> Any | None:
                 return None
             ids = np.zeros(n_ctx, dtype=np.intc)
             ids[:n_tokens] = z["input_ids"]
-            return LlamaState(input_ids=ids, scores=z["scores"].copy(), n_tokens=n_tokens,
-                              llama_state=blob, llama_state_size=len(blob), seed=int(z["seed"]))
+            return LlamaState(
+                input_ids=ids,
+                scores=z["scores"].copy(),
+                n_tokens=n_tokens,
+                llama_state=blob,
+                llama_state_size=len(blob),
+                seed=int(z["seed"]),
+            )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
 
@@ -81,12 +93,16 @@ def _held(model: Any, state: Any) -> bool:
 
 def cold(folder: Path, model_path: Path, n_ctx: int, prefixes: dict[str, list[dict]]) -> list[str]:
     """The prompts whose prefix state is not saved in ``folder`` yet (told without the model)."""
-    return [name for name, messages in prefixes.items()
-            if not state_file(folder, model_path, n_ctx, name, messages).is_file()]
+    return [
+        name
+        for name, messages in prefixes.items()
+        if not state_file(folder, model_path, n_ctx, name, messages).is_file()
+    ]
 
 
-def warm(model: Any, lock: threading.Lock, folder: Path, model_path: Path, n_ctx: int,
-         prefixes: dict[str, list[dict]]) -> dict[str, str]:
+def warm(
+    model: Any, lock: threading.Lock, folder: Path, model_path: Path, n_ctx: int, prefixes: dict[str, list[dict]]
+) -> dict[str, str]:
     """Put each prompt's prefix state in ``model``'s prompt cache: from memory, from disk, or
     evaluated now and saved. Returns, per prompt, where its state came from."""
     if model.cache is None:

@@ -62,8 +62,13 @@ class Recording:
 
 
 class Replaying(LLM):
-    def __init__(self, inner: LLM, record: Path | None = None, replay: Path | Recording | None = None,
-                 stages: Iterable[str] = ("segmentation", "extraction")):
+    def __init__(
+        self,
+        inner: LLM,
+        record: Path | None = None,
+        replay: Path | Recording | None = None,
+        stages: Iterable[str] = ("segmentation", "extraction"),
+    ):
         super().__init__(inner.config, inner.recorder)
         self.inner, self.backend = inner, inner.backend
         self.record_path = Path(record) if record else None
@@ -96,8 +101,16 @@ class Replaying(LLM):
     def cold(self, prompts):
         return self.inner.cold(prompts)
 
-    def _complete(self, stage: str, messages: Messages, temperature: float, max_tokens: int,
-                  schema: dict | None, schema_name: str, seed: int = 0) -> Completion:
+    def _complete(
+        self,
+        stage: str,
+        messages: Messages,
+        temperature: float,
+        max_tokens: int,
+        schema: dict | None,
+        schema_name: str,
+        seed: int = 0,
+    ) -> Completion:
         key = request_key(stage, messages, schema, seed)
         reply, how = self.recording.take(stage, key) if self.recording else (None, "live")
         self.served[(stage, how)] += 1
@@ -107,7 +120,17 @@ class Replaying(LLM):
             out = self.inner._complete(stage, messages, temperature, max_tokens, schema, schema_name, seed)
         if self.record_path is not None:
             with self.record_path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps({"stage": stage, "request": key, "text": out.text,
-                                    "finish_reason": out.finish_reason, "prompt_tokens": out.prompt_tokens,
-                                    "completion_tokens": out.completion_tokens}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "stage": stage,
+                            "request": key,
+                            "text": out.text,
+                            "finish_reason": out.finish_reason,
+                            "prompt_tokens": out.prompt_tokens,
+                            "completion_tokens": out.completion_tokens,
+                        }
+                    )
+                    + "\n"
+                )
         return out

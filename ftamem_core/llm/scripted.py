@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterable
 from ..config import LLMConfig
 from .base import LLM, Completion, LLMError, Messages, Recorder
 
+
 class ScriptedLLM(LLM):
     """Replies from a script: strings, dicts (sent as JSON) or callables(stage, messages) -> either.
 
@@ -19,8 +20,7 @@ class ScriptedLLM(LLM):
 
     backend = "scripted"
 
-    def __init__(self, replies: Iterable[Any] = (), config: LLMConfig | None = None,
-                 recorder: Recorder | None = None):
+    def __init__(self, replies: Iterable[Any] = (), config: LLMConfig | None = None, recorder: Recorder | None = None):
         super().__init__(config or LLMConfig(backend="scripted", model="scripted"), recorder)
         self.replies = list(replies)
         self.prompts: list[tuple[str, Messages]] = []
@@ -44,7 +44,9 @@ class ScriptedLLM(LLM):
         return Completion(text, finish, prompt_tokens, len(text.split()))
 
 
-def scripted_from_file(path: str | Path, config: LLMConfig | None = None, recorder: Recorder | None = None) -> ScriptedLLM:
+def scripted_from_file(
+    path: str | Path, config: LLMConfig | None = None, recorder: Recorder | None = None
+) -> ScriptedLLM:
     """A scripted backend from a JSON file {stage: reply}: every call of a stage gets its reply.
     For demos and app tests (``llm.backend = "scripted"``, ``llm.model = <file>``). An optional
     ``"_delay"`` (seconds) is waited before each reply, so a scripted build lasts long enough to watch."""

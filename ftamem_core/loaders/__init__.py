@@ -17,8 +17,9 @@ FORMATS: tuple[str, ...] = ("auto", "locomo", "esmemeval", "json", "jsonl", "tex
 __all__ = ["FORMATS", "Format", "LoadError", "load_file"]
 
 
-def load_file(path: str | Path, fmt: Format = "auto", max_turn_chars: int = 100_000,
-              max_mb: int = 50) -> list[CaseDocument]:
+def load_file(
+    path: str | Path, fmt: Format = "auto", max_turn_chars: int = 100_000, max_mb: int = 50
+) -> list[CaseDocument]:
     """Parse and check a whole file of at most ``max_mb`` megabytes; raises LoadError naming the
     file, place and problem."""
     path = Path(path)
@@ -33,7 +34,9 @@ def load_file(path: str | Path, fmt: Format = "auto", max_turn_chars: int = 100_
         first = e.errors()[0]
         raise LoadError(path, ".".join(map(str, first["loc"])), first["msg"]) from None
     except (RecursionError, ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
-        raise LoadError(path, "", f"cannot read the file ({e.__class__.__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})") from None
+        raise LoadError(
+            path, "", f"cannot read the file ({e.__class__.__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})"
+        ) from None
     for d in docs:
         d.case.source_file = path.name
     return docs

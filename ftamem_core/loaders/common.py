@@ -65,8 +65,12 @@ def check_text(path: Path, data: Any, place: str = "") -> None:
             try:
                 value.encode("utf-8")
             except UnicodeEncodeError:
-                raise LoadError(path, place, f"a string holds {value.encode('utf-8', 'backslashreplace')[:60]!r}, "
-                                             "a lone surrogate, which is not text") from None
+                raise LoadError(
+                    path,
+                    place,
+                    f"a string holds {value.encode('utf-8', 'backslashreplace')[:60]!r}, "
+                    "a lone surrogate, which is not text",
+                ) from None
         elif isinstance(value, dict):
             stack.extend(value.keys())
             stack.extend(value.values())
@@ -84,8 +88,9 @@ class Reader:
     def fail(self, place: str, problem: str) -> LoadError:
         return LoadError(self.path, place, problem)
 
-    def get(self, obj: Any, key: str, place: str, kind: type | tuple[type, ...], required: bool = True,
-            default: Any = None) -> Any:
+    def get(
+        self, obj: Any, key: str, place: str, kind: type | tuple[type, ...], required: bool = True, default: Any = None
+    ) -> Any:
         if not isinstance(obj, dict):
             raise self.fail(place, f"expected an object, found {_kind(obj)}")
         if key not in obj or obj[key] is None:

@@ -9,11 +9,17 @@ from .common import Reader, parse_time
 
 # Capability codes; real files may spell the names out in full.
 CAPABILITIES = {
-    "ie": "IE", "information extraction": "IE",
-    "tr": "TR", "temporal reasoning": "TR",
-    "cd": "CD", "conflict detection": "CD",
-    "abs": "Abs", "abstention": "Abs",
-    "um": "UM", "user modeling": "UM", "user modelling": "UM",
+    "ie": "IE",
+    "information extraction": "IE",
+    "tr": "TR",
+    "temporal reasoning": "TR",
+    "cd": "CD",
+    "conflict detection": "CD",
+    "abs": "Abs",
+    "abstention": "Abs",
+    "um": "UM",
+    "user modeling": "UM",
+    "user modelling": "UM",
 }
 
 
@@ -50,14 +56,19 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
                 if role not in ("seeker", "supporter"):
                     raise r.fail(f"{tplace}.role", f"expected 'seeker' or 'supporter', found {role!r}")
                 idx = r.get(t, "idx", tplace, int, required=False, default=j)
-                turns.append(Turn(
-                    role="user" if role == "seeker" else "assistant",
-                    speaker=(name or "seeker") if role == "seeker" else "supporter",
-                    timestamp=when, text=r.text(r.get(t, "content", tplace, (str, int, float)), f"{tplace}.content"),
-                    original_id=f"{sid}:{idx}",
-                ))
+                turns.append(
+                    Turn(
+                        role="user" if role == "seeker" else "assistant",
+                        speaker=(name or "seeker") if role == "seeker" else "supporter",
+                        timestamp=when,
+                        text=r.text(r.get(t, "content", tplace, (str, int, float)), f"{tplace}.content"),
+                        original_id=f"{sid}:{idx}",
+                    )
+                )
             meta = {k: s[k] for k in ("emotion", "topic", "summary", "observation") if k in s}
-            sessions.append(SessionDocument(session=Session(source_id=sid, time=when, time_text=when_text, meta=meta), turns=turns))
+            sessions.append(
+                SessionDocument(session=Session(source_id=sid, time=when, time_text=when_text, meta=meta), turns=turns)
+            )
         if not sessions:
             raise r.fail(f"{place}.dialog_history", "the case has no sessions")
         questions = []
@@ -66,16 +77,21 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
             for j, q in enumerate(r.get(group, "questions", gplace, list)):
                 qplace = f"{gplace}.questions[{j}]"
                 answer = r.get(q, "answer", qplace, (str, int, float), required=False)
-                questions.append(Question(
-                    qid=f"{group.get('id', i)}:{q.get('idx', j)}",
-                    question=r.get(q, "question", qplace, str),
-                    answer=None if answer is None else str(answer),
-                    category=capability_code(r, r.get(q, "capability", qplace, str), f"{qplace}.capability"),
-                    evidence=[str(e) for e in r.get(q, "evidence", qplace, list, required=False, default=[])],
-                ))
+                questions.append(
+                    Question(
+                        qid=f"{group.get('id', i)}:{q.get('idx', j)}",
+                        question=r.get(q, "question", qplace, str),
+                        answer=None if answer is None else str(answer),
+                        category=capability_code(r, r.get(q, "capability", qplace, str), f"{qplace}.capability"),
+                        evidence=[str(e) for e in r.get(q, "evidence", qplace, list, required=False, default=[])],
+                    )
+                )
         profile = {k: seeker[k] for k in ("basic_info", "social_relationship", "event_experience") if k in seeker}
-        docs.append(CaseDocument(
-            case=Case(id=case_id, name=name or case_id, source_format="esmemeval", profile=profile),
-            sessions=sessions, questions=questions,
-        ))
+        docs.append(
+            CaseDocument(
+                case=Case(id=case_id, name=name or case_id, source_format="esmemeval", profile=profile),
+                sessions=sessions,
+                questions=questions,
+            )
+        )
     return docs

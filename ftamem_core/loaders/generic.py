@@ -60,27 +60,40 @@ def load_json(r: Reader, data: Any) -> list[CaseDocument]:
             when = parse_time(time_text)
             turns_raw = r.get(s, "turns", splace, list)
             r.nonempty(turns_raw, f"{splace}.turns")
-            sessions.append(SessionDocument(
-                session=Session(source_id=str(r.get(s, "id", splace, (str, int), required=False, default=i + 1)),
-                                time=when, time_text=time_text),
-                turns=[_turn(r, t, f"{splace}.turns[{j}]", when) for j, t in enumerate(turns_raw)],
-            ))
+            sessions.append(
+                SessionDocument(
+                    session=Session(
+                        source_id=str(r.get(s, "id", splace, (str, int), required=False, default=i + 1)),
+                        time=when,
+                        time_text=time_text,
+                    ),
+                    turns=[_turn(r, t, f"{splace}.turns[{j}]", when) for j, t in enumerate(turns_raw)],
+                )
+            )
         questions = []
         for i, q in enumerate(r.get(c, "questions", place, list, required=False, default=[])):
             qplace = f"{place}.questions[{i}]"
             answer = r.get(q, "answer", qplace, (str, int, float), required=False)
-            questions.append(Question(
-                qid=str(r.get(q, "id", qplace, (str, int), required=False, default=i)),
-                question=r.get(q, "question", qplace, str),
-                answer=None if answer is None else str(answer),
-                category=str(r.get(q, "category", qplace, (str, int), required=False, default="")),
-                evidence=[str(e) for e in r.get(q, "evidence", qplace, list, required=False, default=[])],
-            ))
-        docs.append(CaseDocument(
-            case=Case(id=case_id, name=str(r.get(c, "name", place, str, required=False, default=case_id)),
-                      source_format="json"),
-            sessions=sessions, questions=questions,
-        ))
+            questions.append(
+                Question(
+                    qid=str(r.get(q, "id", qplace, (str, int), required=False, default=i)),
+                    question=r.get(q, "question", qplace, str),
+                    answer=None if answer is None else str(answer),
+                    category=str(r.get(q, "category", qplace, (str, int), required=False, default="")),
+                    evidence=[str(e) for e in r.get(q, "evidence", qplace, list, required=False, default=[])],
+                )
+            )
+        docs.append(
+            CaseDocument(
+                case=Case(
+                    id=case_id,
+                    name=str(r.get(c, "name", place, str, required=False, default=case_id)),
+                    source_format="json",
+                ),
+                sessions=sessions,
+                questions=questions,
+            )
+        )
     return docs
 
 
@@ -97,7 +110,8 @@ def load_jsonl(r: Reader, path: Path, text: str) -> list[CaseDocument]:
         if session_id not in sessions:
             time_text = str(r.get(t, "session_time", place, (str, int), required=False, default=""))
             sessions[session_id] = SessionDocument(
-                session=Session(source_id=session_id, time=parse_time(time_text), time_text=time_text), turns=[])
+                session=Session(source_id=session_id, time=parse_time(time_text), time_text=time_text), turns=[]
+            )
         doc = sessions[session_id]
         doc.turns.append(_turn(r, t, place, doc.session.time))
     if not cases:

@@ -42,7 +42,7 @@ def without_caption(text: str, keep_what: bool = False) -> str:
             break
         out.append(text[last:at].rstrip())  # the spaces before the caption go with it
         if keep_what:
-            out.append(f" [{text[at + len(_CAPTION):close]}]")
+            out.append(f" [{text[at + len(_CAPTION) : close]}]")
         last = close + 1
     out.append(text[last:])
     return "".join(out).strip()
@@ -73,14 +73,21 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
                 speaker = r.get(t, "speaker", tplace, str)
                 text = r.text(r.get(t, "text", tplace, (str, int, float)), f"{tplace}.text")
                 caption = r.get(t, "blip_caption", tplace, str, required=False)
-                turns.append(Turn(
-                    role="user", speaker=speaker, timestamp=when,
-                    text=photo_text(text, caption),
-                    original_id=str(r.get(t, "dia_id", tplace, str, required=False, default="")),
-                ))
-            sessions.append(SessionDocument(
-                session=Session(source_id=key, time=when, time_text=when_text), turns=turns,
-            ))
+                turns.append(
+                    Turn(
+                        role="user",
+                        speaker=speaker,
+                        timestamp=when,
+                        text=photo_text(text, caption),
+                        original_id=str(r.get(t, "dia_id", tplace, str, required=False, default="")),
+                    )
+                )
+            sessions.append(
+                SessionDocument(
+                    session=Session(source_id=key, time=when, time_text=when_text),
+                    turns=turns,
+                )
+            )
         questions = []
         for i, q in enumerate(r.items(conv.get("qa", []), f"{place}.qa")):
             qplace = f"{place}.qa[{i}]"
@@ -88,16 +95,26 @@ def load(r: Reader, data: Any) -> list[CaseDocument]:
             adversarial = r.get(q, "adversarial_answer", qplace, (str, int, float), required=False)
             category = r.get(q, "category", qplace, int)
             evidence = [str(e) for e in (q.get("evidence") or []) if isinstance(e, (str, int))]
-            questions.append(Question(
-                qid=f"{case_id}:q{i}", question=str(r.get(q, "question", qplace, str)),
-                answer=None if answer is None else str(answer), category=str(category),
-                evidence=evidence,
-                meta={"category_name": CATEGORIES.get(category, "unknown"),
-                      **({"adversarial_answer": str(adversarial)} if adversarial is not None else {})},
-            ))
-        docs.append(CaseDocument(
-            case=Case(id=case_id, name=" & ".join(speakers), source_format="locomo",
-                      profile={"speakers": speakers}),
-            sessions=sessions, questions=questions,
-        ))
+            questions.append(
+                Question(
+                    qid=f"{case_id}:q{i}",
+                    question=str(r.get(q, "question", qplace, str)),
+                    answer=None if answer is None else str(answer),
+                    category=str(category),
+                    evidence=evidence,
+                    meta={
+                        "category_name": CATEGORIES.get(category, "unknown"),
+                        **({"adversarial_answer": str(adversarial)} if adversarial is not None else {}),
+                    },
+                )
+            )
+        docs.append(
+            CaseDocument(
+                case=Case(
+                    id=case_id, name=" & ".join(speakers), source_format="locomo", profile={"speakers": speakers}
+                ),
+                sessions=sessions,
+                questions=questions,
+            )
+        )
     return docs

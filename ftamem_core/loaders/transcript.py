@@ -60,8 +60,11 @@ def load(r: Reader, path: Path, text: str) -> list[CaseDocument]:
             if sessions and not sessions[-1].turns:
                 raise r.fail(place, "the session before this one has no turns")
             label = m.group(1).strip().lstrip(":").strip()
-            sessions.append(SessionDocument(
-                session=Session(source_id=str(len(sessions) + 1), time=parse_time(label), time_text=label), turns=[]))
+            sessions.append(
+                SessionDocument(
+                    session=Session(source_id=str(len(sessions) + 1), time=parse_time(label), time_text=label), turns=[]
+                )
+            )
             continue
         if not sessions:
             raise r.fail(place, "text before the first '## Session <date/time>' header")
@@ -74,10 +77,15 @@ def load(r: Reader, path: Path, text: str) -> list[CaseDocument]:
         if parsed is None:
             raise r.fail(place, "expected 'Speaker: text'")
         speaker, role, body = parsed
-        current.turns.append(Turn(
-            role=role or role_for(speaker), speaker=speaker, timestamp=current.session.time,
-            text=r.text(body, place), original_id=str(n),
-        ))
+        current.turns.append(
+            Turn(
+                role=role or role_for(speaker),
+                speaker=speaker,
+                timestamp=current.session.time,
+                text=r.text(body, place),
+                original_id=str(n),
+            )
+        )
     if not sessions:
         raise r.fail("", "no '## Session <date/time>' header")
     if not sessions[-1].turns:

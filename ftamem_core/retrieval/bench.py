@@ -22,6 +22,7 @@ from ..storage.store import Store
 from ..storage.synthetic import fill, synthetic_vectors
 from ..storage.vectors import DIM, IndexConfig, normalise
 
+
 def exact_top(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     out = np.empty((len(queries), k), dtype=np.int64)
     for i, q in enumerate(queries):
@@ -31,8 +32,9 @@ def exact_top(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def bench_retrieval(units: int, queries: int = 200, k: int = 25, seed: int = 0,
-                    config: IndexConfig | None = None) -> dict:
+def bench_retrieval(
+    units: int, queries: int = 200, k: int = 25, seed: int = 0, config: IndexConfig | None = None
+) -> dict:
     rng = np.random.default_rng(seed)
     centres = normalise(rng.normal(size=(2000, DIM)).astype(np.float32))
     with tempfile.TemporaryDirectory() as tmp:
@@ -56,18 +58,25 @@ def bench_retrieval(units: int, queries: int = 200, k: int = 25, seed: int = 0,
             index.search(v, k)
             search_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
-            scored = score_candidates(store, "bench", v, cues, k=k, tau=0.0, lam=0.8, pool=max(100, k),
-                                      ablations=Ablations())
+            scored = score_candidates(
+                store, "bench", v, cues, k=k, tau=0.0, lam=0.8, pool=max(100, k), ablations=Ablations()
+            )
             build_packet(store, "bench", scored.kept_ids(), 1, Ablations(), 6)
             total_ms.append((time.perf_counter() - t0) * 1000)
         store.close()
     return {
-        "units": units, "index": index.kind, "fill_s": round(fill_seconds, 1), "build_s": round(build_seconds, 1),
-        "index_mb": round(index_mb, 1), "max_rss_mb": round(max(rss_before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024),
+        "units": units,
+        "index": index.kind,
+        "fill_s": round(fill_seconds, 1),
+        "build_s": round(build_seconds, 1),
+        "index_mb": round(index_mb, 1),
+        "max_rss_mb": round(max(rss_before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024),
         "search_p50_ms": round(float(np.percentile(search_ms, 50)), 2),
         "search_p95_ms": round(float(np.percentile(search_ms, 95)), 2),
-        "p50_ms": round(float(np.percentile(total_ms, 50)), 2), "p95_ms": round(float(np.percentile(total_ms, 95)), 2),
-        f"recall@{k}": round(recall, 4), "queries": queries,
+        "p50_ms": round(float(np.percentile(total_ms, 50)), 2),
+        "p95_ms": round(float(np.percentile(total_ms, 95)), 2),
+        f"recall@{k}": round(recall, 4),
+        "queries": queries,
     }
 
 

@@ -51,20 +51,33 @@ class AskTrace:
     def as_dict(self) -> dict:
         p = self.packet
         return {
-            "case_id": self.case_id, "question": self.question, "query": self.query, "cues": self.cues.model_dump(),
-            "settings": self.settings, "candidates": self.candidates, "kept_ids": self.kept_ids,
+            "case_id": self.case_id,
+            "question": self.question,
+            "query": self.query,
+            "cues": self.cues.model_dump(),
+            "settings": self.settings,
+            "candidates": self.candidates,
+            "kept_ids": self.kept_ids,
             "dropped_by_threshold": [c["id"] for c in self.candidates if c["reason"].startswith("R ")],
             "packet": {
                 "primary": [u.model_dump() for u in p.primary],
-                "neighbours": [{"unit": n.unit.model_dump(), "via": n.via, "relation": n.relation} for n in p.neighbours],
+                "neighbours": [
+                    {"unit": n.unit.model_dump(), "via": n.via, "relation": n.relation} for n in p.neighbours
+                ],
                 "sources": {str(k): [t.model_dump() for t in v] for k, v in p.sources.items()},
-                "semantic": [e.model_dump() for e in p.semantic], "support": [e.model_dump() for e in p.support],
-                "text": self.packet_text, "tokens": self.packet_tokens,
-                "shown_unit_ids": self.shown_unit_ids, "shown_turn_ids": self.shown_turn_ids,
+                "semantic": [e.model_dump() for e in p.semantic],
+                "support": [e.model_dump() for e in p.support],
+                "text": self.packet_text,
+                "tokens": self.packet_tokens,
+                "shown_unit_ids": self.shown_unit_ids,
+                "shown_turn_ids": self.shown_turn_ids,
                 "channel_turn_ids": self.channel_turn_ids,
                 "left_out": {str(k): v for k, v in self.left_out.items()},
             },
-            "answer": self.answer, "cited_unit_ids": self.cited_unit_ids, "calls": self.calls, "seconds": self.seconds,
+            "answer": self.answer,
+            "cited_unit_ids": self.cited_unit_ids,
+            "calls": self.calls,
+            "seconds": self.seconds,
             "warmed": self.warmed,
         }
 
@@ -77,9 +90,17 @@ def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) 
 STAGES = ("rewrite", "retrieval", "answer")  # in the order ``on_stage`` hears them
 
 
-def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder, settings: Settings,
-        k: int | None = None, ablations: Ablations | None = None,
-        on_stage: Callable[[str], None] = lambda stage: None) -> AskTrace:
+def ask(
+    store: Store,
+    case_id: str,
+    question: str,
+    llm: LLM,
+    embedder: Embedder,
+    settings: Settings,
+    k: int | None = None,
+    ablations: Ablations | None = None,
+    on_stage: Callable[[str], None] = lambda stage: None,
+) -> AskTrace:
     """``ablations`` (a preset) adds to the settings' own; ``k`` overrides the case's dataset K. The
     question, the case's memory and turns go to the model only with the case's consent (a withdrawn
     case: consent.ConsentWithdrawn). ``on_stage`` hears each of ``STAGES`` as it begins (the Ask
@@ -92,14 +113,24 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
     else:
         k_reason = "given for this question"
     source_on, channel_on = uses_turns(settings, ab)
-    trace = AskTrace(case_id, question, settings={
-        "profile": settings.profile, "k": k, "k_reason": k_reason, "tau": settings.tau, "lam": 1.0 if ab.plain_embedding else settings.lam,
-        "B": settings.link_expansion, "packet_token_budget": settings.packet_token_budget,
-        "turn_channel": settings.turn_channel if channel_on else 0,
-        "source_similarity": settings.source_similarity if source_on else 0.0,
-        "source_reply_context": source_on and settings.source_reply_context,
-        "retrieve_archived": settings.retrieve_archived,
-        "ablations": {n: v for n, v in ab.model_dump().items() if v}})
+    trace = AskTrace(
+        case_id,
+        question,
+        settings={
+            "profile": settings.profile,
+            "k": k,
+            "k_reason": k_reason,
+            "tau": settings.tau,
+            "lam": 1.0 if ab.plain_embedding else settings.lam,
+            "B": settings.link_expansion,
+            "packet_token_budget": settings.packet_token_budget,
+            "turn_channel": settings.turn_channel if channel_on else 0,
+            "source_similarity": settings.source_similarity if source_on else 0.0,
+            "source_reply_context": source_on and settings.source_reply_context,
+            "retrieve_archived": settings.retrieve_archived,
+            "ablations": {n: v for n, v in ab.model_dump().items() if v},
+        },
+    )
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
     all_turns = store.turns(case_id) if channel_on or source_on else []
@@ -107,8 +138,13 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         started = time.perf_counter()
         # The question and the turns are embedded while the model rewrites (in a new process this
         # also loads the encoder meanwhile, about 5 s on 2 cores).
-        ahead = None if ab.question_only else background.submit(
-            _embed_ahead, embedder, question, all_turns, source_on and settings.source_reply_context)
+        ahead = (
+            None
+            if ab.question_only
+            else background.submit(
+                _embed_ahead, embedder, question, all_turns, source_on and settings.source_reply_context
+            )
+        )
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)
@@ -122,8 +158,13 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
             turns = store.turns(case_id, session_id=sessions[0].id) if sessions else []
             dates = ", ".join(s.time or s.time_text for s in sessions if s.time or s.time_text) or "unknown"
             messages = load_prompt("rewrite").messages(people=people(turns), dates=dates, question=question)
-            reply, call = llm.structured("rewrite", messages, RewriteReply, temperature=settings.answer_temperature,
-                                         max_tokens=settings.answer_max_tokens)
+            reply, call = llm.structured(
+                "rewrite",
+                messages,
+                RewriteReply,
+                temperature=settings.answer_temperature,
+                max_tokens=settings.answer_max_tokens,
+            )
             trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
             trace.query, trace.cues = reply.query, cues_from(reply, last_time)
         trace.seconds["rewrite"] = round(time.perf_counter() - started, 3)
@@ -135,8 +176,19 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         else:
             question_vector, turns = ahead.result()
         vector = question_vector if ab.question_only or trace.query == question else embedder.encode([trace.query])[0]
-        found = retrieve(store, case_id, vector, question_vector, trace.cues, embedder, settings, k=k, ablations=ab,
-                         turns=turns, count=llm.count_tokens)
+        found = retrieve(
+            store,
+            case_id,
+            vector,
+            question_vector,
+            trace.cues,
+            embedder,
+            settings,
+            k=k,
+            ablations=ab,
+            turns=turns,
+            count=llm.count_tokens,
+        )
         if found.scored is not None:
             trace.candidates, trace.kept_ids = found.scored.rows(), found.scored.kept_ids()
         trace.packet, shown = found.packet, found.shown
@@ -148,8 +200,14 @@ def ask(store: Store, case_id: str, question: str, llm: LLM, embedder: Embedder,
         started = time.perf_counter()
         on_stage("answer")
         trace.answer, trace.cited_unit_ids, call = answer(
-            llm, question, trace.packet_text, trace.shown_unit_ids, settings.answer_temperature,
-            settings.answer_max_tokens, settings.answer_max_citations)
+            llm,
+            question,
+            trace.packet_text,
+            trace.shown_unit_ids,
+            settings.answer_temperature,
+            settings.answer_max_tokens,
+            settings.answer_max_citations,
+        )
         trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
         trace.seconds["answer"] = round(time.perf_counter() - started, 3)
     return trace

@@ -84,8 +84,9 @@ def _time_key(unit: FTAUnit) -> tuple:
     return (unit.time.dialogue_time or "", unit.evidence.start)
 
 
-def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
-           archived: bool = False) -> list[Neighbour]:
+def expand(
+    store: Store, case_id: str, primary_ids: list[int], per_unit: int, archived: bool = False
+) -> list[Neighbour]:
     """Up to ``per_unit`` linked neighbours of each primary unit (one query for all links); an
     archived neighbour only with ``archived``."""
     if per_unit <= 0 or not primary_ids:
@@ -94,14 +95,21 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
     options: dict[int, list[tuple[tuple, int, str]]] = {i: [] for i in primary_ids}
     links = store.links_touching(case_id, primary_ids)
     # A unit a counselor disputes stays for review but never reaches a packet.
-    disputed = {r["id"] for r in store.unit_review_states(case_id, list({i for l in links for i in (l.source, l.target)}))
-                if r["disputed"] or (r["lifecycle_status"] == "archived" and not archived)}
+    disputed = {
+        r["id"]
+        for r in store.unit_review_states(case_id, list({i for l in links for i in (l.source, l.target)}))
+        if r["disputed"] or (r["lifecycle_status"] == "archived" and not archived)
+    }
     for link in links:
         for here, other, newer in ((link.target, link.source, True), (link.source, link.target, False)):
             if here in options and other not in primary and other not in disputed:
                 relation = f"{link.relation} m{here}" if newer else f"m{here} {link.relation} it"
-                rank = (0 if newer else 1, _RELATION_RANK.get(link.relation, 3),
-                        _CONFIDENCE_RANK.get(link.confidence, 3), -other)
+                rank = (
+                    0 if newer else 1,
+                    _RELATION_RANK.get(link.relation, 3),
+                    _CONFIDENCE_RANK.get(link.confidence, 3),
+                    -other,
+                )
                 options[here].append((rank, other, relation))
     chosen: dict[int, tuple[int, str]] = {}
     for pid in primary_ids:
@@ -117,10 +125,19 @@ def expand(store: Store, case_id: str, primary_ids: list[int], per_unit: int,
     return sorted(neighbours, key=lambda n: _time_key(n.unit))
 
 
-def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: int, ablations: Ablations,
-                 auxiliary_limit: int, relevance: Callable[[list[str]], np.ndarray] | None = None,
-                 floor: float = 0.0, scores: dict[int, float] | None = None,
-                 channel: list[tuple[float, Turn]] | None = None, archived: bool = False) -> MemoryPacket:
+def build_packet(
+    store: Store,
+    case_id: str,
+    primary_ids: list[int],
+    per_unit: int,
+    ablations: Ablations,
+    auxiliary_limit: int,
+    relevance: Callable[[list[str]], np.ndarray] | None = None,
+    floor: float = 0.0,
+    scores: dict[int, float] | None = None,
+    channel: list[tuple[float, Turn]] | None = None,
+    archived: bool = False,
+) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
@@ -140,11 +157,18 @@ def build_packet(store: Store, case_id: str, primary_ids: list[int], per_unit: i
         packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
         semantic = store.semantic(case_id)
-        packet.semantic = _relevant(semantic, [e.text for e in semantic], packet.unit_ids(), relevance, floor,
-                                    auxiliary_limit)
+        packet.semantic = _relevant(
+            semantic, [e.text for e in semantic], packet.unit_ids(), relevance, floor, auxiliary_limit
+        )
         support = store.support(case_id)
-        packet.support = _relevant(support, [f"{e.strategy}: {e.outcome}. {e.text}" for e in support],
-                                   packet.unit_ids(), relevance, floor, auxiliary_limit)
+        packet.support = _relevant(
+            support,
+            [f"{e.strategy}: {e.outcome}. {e.text}" for e in support],
+            packet.unit_ids(),
+            relevance,
+            floor,
+            auxiliary_limit,
+        )
     return packet
 
 
@@ -153,8 +177,9 @@ def turn_lines(turns: list[Turn]) -> list[str]:
     return [render_turn(t, Ablations()).strip() for t in turns]
 
 
-def channel_turns(turns: list[Turn], vectors: np.ndarray, query_vector: np.ndarray, limit: int,
-                  floor: float) -> list[tuple[float, Turn]]:
+def channel_turns(
+    turns: list[Turn], vectors: np.ndarray, query_vector: np.ndarray, limit: int, floor: float
+) -> list[tuple[float, Turn]]:
     """The turn channel's candidates: the ``limit`` turns most similar to the query (cosine of
     ``turn_lines`` vectors), at least ``floor``, best first."""
     if limit <= 0 or not turns:
@@ -190,8 +215,11 @@ def _relevant(entries: list, texts: list[str], ranked_ids: list[int], relevance,
         order = np.argsort(-scores, kind="stable")
         return [entries[i] for i in order if scores[i] >= floor][:limit]
     rank = {uid: n for n, uid in enumerate(ranked_ids)}
-    cited = [(min(rank[i] for i in e.source_unit_ids if i in rank), n) for n, e in enumerate(entries)
-             if rank.keys() & set(e.source_unit_ids)]
+    cited = [
+        (min(rank[i] for i in e.source_unit_ids if i in rank), n)
+        for n, e in enumerate(entries)
+        if rank.keys() & set(e.source_unit_ids)
+    ]
     return [entries[n] for _, n in sorted(cited)][:limit]
 
 
@@ -207,17 +235,30 @@ def render_unit(unit: FTAUnit, ablations: Ablations, said: bool = True) -> str:
         if t.dialogue_time and said:
             parts.append(f"said {spoken(t.dialogue_time)}")
         if t.event_time != "unknown":
-            parts.append(f"happened {spoken(t.event_time)}" + (f" ({t.event_time_expression})" if t.event_time_expression else ""))
+            parts.append(
+                f"happened {spoken(t.event_time)}"
+                + (f" ({t.event_time_expression})" if t.event_time_expression else "")
+            )
         state = ", ".join(x for x in (t.time_orientation, t.completion) if x != "unknown")
         if unit.lifecycle_status != "unknown":
             state = ", ".join(x for x in (state, f"now {unit.lifecycle_status}") if x)
         if state:
             parts.append(state)
     if not ablations.no_affect_fields:
-        parts += [f"{k}: {v}" for k, v in (("feeling", unit.affect.emotion_or_state),
-                                            ("intention", unit.affect.intention_or_plan),
-                                            ("relations", unit.affect.relation_cues)) if v != "unknown"]
-    span = f"{unit.evidence.start}" if unit.evidence.start == unit.evidence.end else f"{unit.evidence.start}-{unit.evidence.end}"
+        parts += [
+            f"{k}: {v}"
+            for k, v in (
+                ("feeling", unit.affect.emotion_or_state),
+                ("intention", unit.affect.intention_or_plan),
+                ("relations", unit.affect.relation_cues),
+            )
+            if v != "unknown"
+        ]
+    span = (
+        f"{unit.evidence.start}"
+        if unit.evidence.start == unit.evidence.end
+        else f"{unit.evidence.start}-{unit.evidence.end}"
+    )
     parts.append(f"turns {span}")
     return f"[m{unit.id}] {unit.fact.text}{flag} ({'; '.join(parts)})"
 
@@ -240,16 +281,22 @@ BUDGET = "budget"  # the packet's token budget was full
 COVERED = "covered"  # its turns are shown word for word and its line adds no word to them
 
 # What each section is, the answer prompt says once.
-HEADINGS = {"primary": "## Primary units", "linked": "## Linked units", "turns": "## Source turns",
-            "channel": "## Other turns", "notes": "## Notes"}
+HEADINGS = {
+    "primary": "## Primary units",
+    "linked": "## Linked units",
+    "turns": "## Source turns",
+    "channel": "## Other turns",
+    "notes": "## Notes",
+}
 
 
 def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
-           count: Callable[[str], int] = approx_tokens) -> Rendered:
+def render(
+    packet: MemoryPacket, ablations: Ablations, budget: int = 0, count: Callable[[str], int] = approx_tokens
+) -> Rendered:
     """The packet as the answer prompt shows it, within ``budget`` tokens (0: no limit)."""
     if ablations.question_only:
         return Rendered("(no memory)")
@@ -331,13 +378,15 @@ def render(packet: MemoryPacket, ablations: Ablations, budget: int = 0,
         for t in packet.sources.get(u.id, []):
             if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]):
                 fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
-    for note in [f"- ({e.kind}) {e.text}" for e in packet.semantic] + \
-            [f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support]:
+    for note in [f"- ({e.kind}) {e.text}" for e in packet.semantic] + [
+        f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support
+    ]:
         fits(lambda: notes.append(note), notes.pop)
     text = layout()
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
-    return Rendered(text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel),
-                    count(text), left_out)
+    return Rendered(
+        text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel), count(text), left_out
+    )
 
 
 def _by_date(items: list[tuple[str | None, str]]) -> list[str]:
@@ -352,9 +401,17 @@ def _by_date(items: list[tuple[str | None, str]]) -> list[str]:
     return out
 
 
-def _layout(primary: list[FTAUnit], neighbours: list[Neighbour], lines: dict[int, str],
-            sources: dict[int, list[Turn]], turns: dict[int, Turn], channel: dict[int, Turn], notes: list[str],
-            ablations: Ablations, dated: bool) -> str:
+def _layout(
+    primary: list[FTAUnit],
+    neighbours: list[Neighbour],
+    lines: dict[int, str],
+    sources: dict[int, list[Turn]],
+    turns: dict[int, Turn],
+    channel: dict[int, Turn],
+    notes: list[str],
+    ablations: Ablations,
+    dated: bool,
+) -> str:
     def turn_block(shown: dict[int, Turn]) -> list[str]:
         ordered = [shown[i] for i in sorted(shown)]
         if not dated:
@@ -375,8 +432,13 @@ def _layout(primary: list[FTAUnit], neighbours: list[Neighbour], lines: dict[int
         out += [render_turn(channel[i], ablations) for i in sorted(channel)]
         return "\n".join(out + notes) or "(nothing found)"
     out = []
-    for heading, block in (("primary", unit_block(primary)), ("linked", unit_block([n.unit for n in neighbours])),
-                           ("turns", turn_block(turns)), ("channel", turn_block(channel)), ("notes", notes)):
+    for heading, block in (
+        ("primary", unit_block(primary)),
+        ("linked", unit_block([n.unit for n in neighbours])),
+        ("turns", turn_block(turns)),
+        ("channel", turn_block(channel)),
+        ("notes", notes),
+    ):
         if block:
             out += [HEADINGS[heading]] + block
     # turn-level RAG packs turns alone: an empty unit section is said only when nothing was found

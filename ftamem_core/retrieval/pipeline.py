@@ -56,9 +56,21 @@ class Retrieved:
     shown: Rendered
 
 
-def retrieve(store: Store, case_id: str, query_vector: np.ndarray, question_vector: np.ndarray, cues: Cues,
-             embedder, settings: Settings, *, k: int, ablations: Ablations, turns: TurnIndex,
-             budget: int | None = None, count: Count = approx_tokens) -> Retrieved:
+def retrieve(
+    store: Store,
+    case_id: str,
+    query_vector: np.ndarray,
+    question_vector: np.ndarray,
+    cues: Cues,
+    embedder,
+    settings: Settings,
+    *,
+    k: int,
+    ablations: Ablations,
+    turns: TurnIndex,
+    budget: int | None = None,
+    count: Count = approx_tokens,
+) -> Retrieved:
     """Score the case's units for the (rewritten) query (Eq. 8-9), expand and pack them with the
     turn channel's turns (the question's nearest turns), rendered within ``budget`` tokens
     (default: the settings' ``packet_token_budget``) counted by ``count``. ``ablations`` are the
@@ -68,23 +80,50 @@ def retrieve(store: Store, case_id: str, query_vector: np.ndarray, question_vect
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
     source_on, channel_on = uses_turns(settings, ablations)
     similarity = turns.similarity(query_vector, settings.source_reply_context) if source_on else None
-    scored = score_candidates(store, case_id, query_vector, cues, k=k, tau=settings.tau, lam=settings.lam,
-                              pool=settings.candidate_pool, ablations=ablations,
-                              score_all_below=settings.score_all_below, open_partials=settings.retrieve_open_partials,
-                              archived=settings.retrieve_archived, turn_similarity=similarity,
-                              source_weight=settings.source_similarity)
+    scored = score_candidates(
+        store,
+        case_id,
+        query_vector,
+        cues,
+        k=k,
+        tau=settings.tau,
+        lam=settings.lam,
+        pool=settings.candidate_pool,
+        ablations=ablations,
+        score_all_below=settings.score_all_below,
+        open_partials=settings.retrieve_open_partials,
+        archived=settings.retrieve_archived,
+        turn_similarity=similarity,
+        source_weight=settings.source_similarity,
+    )
     scores, channel = {}, []
     if channel_on and turns.turns:
         scores = scored.similarity()
         channel = channel_turns(turns.turns, turns.vectors, question_vector, settings.turn_channel, settings.tau)
-    packet = build_packet(store, case_id, scored.kept_ids(), settings.link_expansion, ablations,
-                          settings.auxiliary_limit, lambda texts: embedder.encode(texts) @ query_vector, settings.tau,
-                          scores, channel, archived=settings.retrieve_archived)
+    packet = build_packet(
+        store,
+        case_id,
+        scored.kept_ids(),
+        settings.link_expansion,
+        ablations,
+        settings.auxiliary_limit,
+        lambda texts: embedder.encode(texts) @ query_vector,
+        settings.tau,
+        scores,
+        channel,
+        archived=settings.retrieve_archived,
+    )
     return Retrieved(scored, packet, render(packet, ablations, budget, count))
 
 
-def turn_rag(turns: TurnIndex, question_vector: np.ndarray, settings: Settings, k: int | None,
-             budget: int | None = None, count: Count = approx_tokens) -> Rendered:
+def turn_rag(
+    turns: TurnIndex,
+    question_vector: np.ndarray,
+    settings: Settings,
+    k: int | None,
+    budget: int | None = None,
+    count: Count = approx_tokens,
+) -> Rendered:
     """Turn-level RAG: the ``k`` turns (all: None) most similar to the question, with the reply
     context the packet's scoring uses, packed as the packet packs its turns."""
     budget = settings.packet_token_budget if budget is None else budget

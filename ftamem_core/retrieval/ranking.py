@@ -57,14 +57,39 @@ def cues_from(reply: RewriteReply, anchor_time: str | None) -> Cues:
     """The model's cues with time expressions resolved against the case's last session date."""
     anchor = session_date(anchor_time)
     times = [t for t in (resolve(e, anchor) for e in reply.time_expressions) if t]
-    return Cues(people=[p for p in reply.people if p.strip()], time_expressions=reply.time_expressions,
-                times=list(dict.fromkeys(times)), content_types=list(dict.fromkeys(reply.content_types)),
-                affect_terms=[a for a in reply.affect_terms if a.strip()])
+    return Cues(
+        people=[p for p in reply.people if p.strip()],
+        time_expressions=reply.time_expressions,
+        times=list(dict.fromkeys(times)),
+        content_types=list(dict.fromkeys(reply.content_types)),
+        affect_terms=[a for a in reply.affect_terms if a.strip()],
+    )
 
 
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
-_QUESTION_WORDS = {"What", "When", "Where", "Who", "Why", "How", "Which", "Did", "Does", "Do", "Is", "Are",
-                   "Was", "Were", "Has", "Have", "Can", "Could", "Would", "Should", "The"}
+_QUESTION_WORDS = {
+    "What",
+    "When",
+    "Where",
+    "Who",
+    "Why",
+    "How",
+    "Which",
+    "Did",
+    "Does",
+    "Do",
+    "Is",
+    "Are",
+    "Was",
+    "Were",
+    "Has",
+    "Have",
+    "Can",
+    "Could",
+    "Would",
+    "Should",
+    "The",
+}
 
 
 def heuristic_cues(question: str, anchor_time: str | None) -> Cues:
@@ -112,17 +137,36 @@ class Scored:
             row = {"id": int(self.ids[i]), "s_emb": round(float(self.s_emb[i]), 4)}
             if self.s_src is not None:
                 row["s_src"] = round(float(self.s_src[i]), 4)
-            row.update({"cue": round(float(self.cue[i]), 4), "R": round(float(self.score[i]), 4),
-                        "kept": bool(self.kept[i]), "reason": self.reasons[i]})
+            row.update(
+                {
+                    "cue": round(float(self.cue[i]), 4),
+                    "R": round(float(self.score[i]), 4),
+                    "kept": bool(self.kept[i]),
+                    "reason": self.reasons[i],
+                }
+            )
             row.update({k: round(float(v[i]), 2) for k, v in self.components.items()})
             out.append(row)
         return out
 
 
-def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues: Cues, *, k: int, tau: float,
-                     lam: float, pool: int, ablations: Ablations, score_all_below: int = 0,
-                     open_partials: bool = True, archived: bool = False,
-                     turn_similarity: np.ndarray | None = None, source_weight: float = 0.0) -> Scored:
+def score_candidates(
+    store: Store,
+    case_id: str,
+    query_vector: np.ndarray,
+    cues: Cues,
+    *,
+    k: int,
+    tau: float,
+    lam: float,
+    pool: int,
+    ablations: Ablations,
+    score_all_below: int = 0,
+    open_partials: bool = True,
+    archived: bool = False,
+    turn_similarity: np.ndarray | None = None,
+    source_weight: float = 0.0,
+) -> Scored:
     """Eq. 8 and 9 over the case's units: all of them when the case holds at most
     ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
     the end of the built case) is kept only with ``open_partials``, an archived one only with
@@ -151,8 +195,9 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
         text = np.char.lower(np.array([f"{r['participants']} {r['fact_text']}" for r in rows], dtype=str))
         components["people"] = _any_term(text, cues.people)
     if use_affect:
-        text = np.char.lower(np.array([f"{r['emotion_or_state']} {r['intention_or_plan']} {r['fact_text']}"
-                                       for r in rows], dtype=str))
+        text = np.char.lower(
+            np.array([f"{r['emotion_or_state']} {r['intention_or_plan']} {r['fact_text']}" for r in rows], dtype=str)
+        )
         components["affect"] = _any_term(text, cues.affect_terms)
     cue = np.mean(np.vstack(list(components.values())), axis=0) if components else np.zeros(len(ids))
     s_src = None
@@ -183,8 +228,9 @@ def score_candidates(store: Store, case_id: str, query_vector: np.ndarray, cues:
     return scored
 
 
-def turn_similarity(turns: list, vectors: np.ndarray, query_vector: np.ndarray,
-                    reply_vectors: np.ndarray | None = None) -> np.ndarray:
+def turn_similarity(
+    turns: list, vectors: np.ndarray, query_vector: np.ndarray, reply_vectors: np.ndarray | None = None
+) -> np.ndarray:
     """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0);
     with ``reply_vectors`` (aligned with ``turns``, see ``reply_texts``) the better of the two."""
     out = np.zeros(max((t.idx for t in turns), default=-1) + 1)
@@ -227,7 +273,7 @@ def _best_in_spans(turn_similarity: np.ndarray, rows: list[dict]) -> np.ndarray:
     for i, r in enumerate(rows):
         lo, hi = max(0, r["evidence_start"]), min(n - 1, r["evidence_end"])
         if lo <= hi:
-            best[i] = float(np.max(turn_similarity[lo:hi + 1]))
+            best[i] = float(np.max(turn_similarity[lo : hi + 1]))
     return best
 
 

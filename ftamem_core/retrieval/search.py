@@ -18,8 +18,10 @@ MEANING_FLOOR = 0.2
 # Two single words this close read as the same thing (MiniLM: dad/father 0.7, dad/sister below).
 WORD_LIKE = 0.6
 # Three-letter function words (grounding's stopwords start at four letters).
-SHORT_STOPWORDS = frozenset("the and for but are was his her she him you not has had can did who how why its our "
-                            "out all any one yes too get got let may".split())
+SHORT_STOPWORDS = frozenset(
+    "the and for but are was his her she him you not has had can did who how why its our "
+    "out all any one yes too get got let may".split()
+)
 # A word found as written counts this much more than any cosine, so word hits rank first.
 WORD_WEIGHT = 0.5
 
@@ -35,8 +37,13 @@ class Hit:
 
 def words(text: str) -> list[str]:
     """Lower-case words of three letters or more, stopwords left out, in order, once each."""
-    return list(dict.fromkeys(w.removesuffix("'s") for w in re.findall(r"[a-z']{3,}", text.lower())
-                              if w.removesuffix("'s") not in STOPWORDS | SHORT_STOPWORDS))
+    return list(
+        dict.fromkeys(
+            w.removesuffix("'s")
+            for w in re.findall(r"[a-z']{3,}", text.lower())
+            if w.removesuffix("'s") not in STOPWORDS | SHORT_STOPWORDS
+        )
+    )
 
 
 def search(store: Store, embedder, case_id: str, query: str, texts: dict[int, str]) -> list[Hit]:
@@ -69,7 +76,7 @@ def _close_words(embedder, asked: list[str], hits: list[Hit], texts: dict[int, s
     if not missing or not vocabulary:
         return
     vectors = embedder.encode(missing + vocabulary)
-    close = np.asarray(vectors[len(missing):] @ vectors[:len(missing)].T)  # vocabulary x missing
+    close = np.asarray(vectors[len(missing) :] @ vectors[: len(missing)].T)  # vocabulary x missing
     position = {w: n for n, w in enumerate(vocabulary)}
     for h in hits:
         for w in own[h.unit_id]:

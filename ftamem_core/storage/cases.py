@@ -42,8 +42,9 @@ class Cases:
             """
         )
 
-    def ingest(self, docs: list[CaseDocument], on_exists: OnExists = "refuse", who: str = "",
-               source: str = "") -> dict[str, str]:
+    def ingest(
+        self, docs: list[CaseDocument], on_exists: OnExists = "refuse", who: str = "", source: str = ""
+    ) -> dict[str, str]:
         """Store whole cases in one transaction; returns {case id: "added"|"replaced"|"skipped"}.
 
         With ``refuse`` an existing case stops the whole ingest and nothing is written. A replaced
@@ -60,9 +61,7 @@ class Cases:
             for doc in docs:
                 exists = self.case_exists(doc.case.id)
                 if exists and on_exists == "refuse":
-                    raise CaseExists(
-                        f"case {doc.case.id!r} is already stored (replace it or skip it)"
-                    )
+                    raise CaseExists(f"case {doc.case.id!r} is already stored (replace it or skip it)")
                 if exists and on_exists == "skip":
                     outcome[doc.case.id] = "skipped"
                     continue
@@ -83,25 +82,43 @@ class Cases:
 
     def _person_records(self, case_id: str) -> dict:
         """Inside a replace: the case's consent and access logs and its retention."""
-        (created_at, days), = self.conn.execute("SELECT created_at, retention_days FROM cases WHERE id = ?", (case_id,))
-        return {"created_at": created_at, "retention_days": days,
-                **{table: self._rows(f"SELECT * FROM {table} WHERE case_id = ? ORDER BY id", (case_id,))
-                   for table in ("consent_log", "access_log")}}
+        ((created_at, days),) = self.conn.execute(
+            "SELECT created_at, retention_days FROM cases WHERE id = ?", (case_id,)
+        )
+        return {
+            "created_at": created_at,
+            "retention_days": days,
+            **{
+                table: self._rows(f"SELECT * FROM {table} WHERE case_id = ? ORDER BY id", (case_id,))
+                for table in ("consent_log", "access_log")
+            },
+        }
 
     def _restore_person_records(self, doc: CaseDocument, kept: dict, who: str, source: str) -> None:
         case_id = doc.case.id
         days = doc.case.retention_days if doc.case.retention_days is not None else kept["retention_days"]
-        self.conn.execute("UPDATE cases SET created_at = ?, retention_days = ? WHERE id = ?",
-                          (kept["created_at"], days, case_id))
+        self.conn.execute(
+            "UPDATE cases SET created_at = ?, retention_days = ? WHERE id = ?", (kept["created_at"], days, case_id)
+        )
         for table in ("consent_log", "access_log"):
             for row in kept[table]:
                 columns = list(row)
-                self.conn.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                                  tuple(row.values()))
-        self.conn.execute("INSERT INTO access_log (case_id, who, action, detail, at) VALUES (?, ?, ?, ?, ?)",
-                          (case_id, who or "unknown", "replace",
-                           "dialogue replaced" + (f" from {source}" if source else "") +
-                           "; memory, corrections and build records deleted", utcnow()))
+                self.conn.execute(
+                    f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                    tuple(row.values()),
+                )
+        self.conn.execute(
+            "INSERT INTO access_log (case_id, who, action, detail, at) VALUES (?, ?, ?, ?, ?)",
+            (
+                case_id,
+                who or "unknown",
+                "replace",
+                "dialogue replaced"
+                + (f" from {source}" if source else "")
+                + "; memory, corrections and build records deleted",
+                utcnow(),
+            ),
+        )
 
     def _insert_case(self, doc: CaseDocument) -> None:
         c = doc.case
@@ -123,7 +140,7 @@ class Cases:
 
     def _insert_session(self, case_id: str, doc: SessionDocument) -> Session:
         """Append a session after the case's last one; its turns continue the global index."""
-        (next_session, next_turn), = self.conn.execute(
+        ((next_session, next_turn),) = self.conn.execute(
             "SELECT (SELECT coalesce(max(idx) + 1, 0) FROM sessions WHERE case_id = ?),"
             " (SELECT coalesce(max(idx) + 1, 0) FROM turns WHERE case_id = ?)",
             (case_id, case_id),
@@ -146,8 +163,10 @@ class Cases:
 
     def set_session_meta(self, case_id: str, session_id: int, meta: dict) -> None:
         with self.transaction():
-            self.conn.execute("UPDATE sessions SET meta = ? WHERE id = ? AND case_id = ?",
-                              (json.dumps(meta, ensure_ascii=False), session_id, case_id))
+            self.conn.execute(
+                "UPDATE sessions SET meta = ? WHERE id = ? AND case_id = ?",
+                (json.dumps(meta, ensure_ascii=False), session_id, case_id),
+            )
 
     def append_session(self, case_id: str, doc: SessionDocument) -> Session:
         if not doc.turns:
@@ -186,8 +205,9 @@ class Cases:
         end: int | None = None,
     ) -> list[Turn]:
         """Turns of a case in order; optionally one session, optionally a global index range."""
-        rows = self._case_rows("turns", case_id, "idx", {"session_id = ?": session_id, "idx >= ?": start,
-                                                        "idx <= ?": end})
+        rows = self._case_rows(
+            "turns", case_id, "idx", {"session_id = ?": session_id, "idx >= ?": start, "idx <= ?": end}
+        )
         return [Turn(**r) for r in rows]
 
     def questions(self, case_id: str) -> list[Question]:
@@ -205,7 +225,7 @@ class Cases:
         rows: list[dict] = []
         for n in range(0, len(wanted), 900):  # (case_id, idx) is unique: one index probe per turn
             chunk = wanted[n : n + 900]
-            rows += self._rows(f"SELECT * FROM turns WHERE case_id = ? AND idx IN ({', '.join('?' * len(chunk))})",
-                               (case_id, *chunk))
+            rows += self._rows(
+                f"SELECT * FROM turns WHERE case_id = ? AND idx IN ({', '.join('?' * len(chunk))})", (case_id, *chunk)
+            )
         return [Turn(**r) for r in sorted(rows, key=lambda r: r["idx"])]
-

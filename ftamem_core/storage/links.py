@@ -17,9 +17,11 @@ class Links:
         if not ids:
             return []
         marks = ", ".join("?" * len(ids))
-        rows = self._rows(f"SELECT * FROM links WHERE source IN ({marks}) AND +case_id = ?"
-                          f" UNION SELECT * FROM links WHERE target IN ({marks}) AND +case_id = ?",
-                          (*ids, case_id, *ids, case_id))
+        rows = self._rows(
+            f"SELECT * FROM links WHERE source IN ({marks}) AND +case_id = ?"
+            f" UNION SELECT * FROM links WHERE target IN ({marks}) AND +case_id = ?",
+            (*ids, case_id, *ids, case_id),
+        )
         return [Link(**r) for r in rows]
 
     def add_links(self, case_id: str, links: list[Link]) -> list[int]:
@@ -57,10 +59,11 @@ class Links:
 
     def set_link_relation(self, case_id: str, link_id: int, relation: str) -> None:
         with self.transaction():
-            self.conn.execute("UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (relation, link_id, case_id))
+            self.conn.execute(
+                "UPDATE links SET relation = ? WHERE id = ? AND case_id = ?", (relation, link_id, case_id)
+            )
 
     def delete_link(self, case_id: str, link_id: int) -> None:
         with self.transaction():
             if self.conn.execute("DELETE FROM links WHERE case_id = ? AND id = ?", (case_id, link_id)).rowcount == 0:
                 raise NotFound(f"no link {link_id} in case {case_id!r}")
-

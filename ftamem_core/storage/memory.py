@@ -29,12 +29,14 @@ class LongitudinalMemory:
                 if e.id is None:
                     cur = self.conn.execute(
                         f"INSERT INTO {table} (case_id, {', '.join(columns)}) VALUES (?{', ?' * len(columns)})",
-                        (case_id, *values))
+                        (case_id, *values),
+                    )
                     ids.append(cur.lastrowid)
                 else:
                     cur = self.conn.execute(
                         f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ? AND case_id = ?",
-                        (*values, e.id, case_id))
+                        (*values, e.id, case_id),
+                    )
                     if cur.rowcount == 0:
                         raise NotFound(f"no {table} entry {e.id} in case {case_id!r}")
                     self.text_removed()
@@ -54,8 +56,12 @@ class LongitudinalMemory:
         vectors, its segments); returns the removed unit ids."""
         with self._lock:
             with self.transaction():
-                ids = [r[0] for r in self.conn.execute(
-                    "SELECT id FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))]
+                ids = [
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT id FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id)
+                    )
+                ]
                 self.conn.execute("DELETE FROM units WHERE case_id = ? AND session_id = ?", (case_id, session_id))
                 self._forget_units(case_id, ids)
                 self.conn.execute("DELETE FROM segments WHERE case_id = ? AND session_id = ?", (case_id, session_id))
@@ -70,11 +76,11 @@ class LongitudinalMemory:
         progress); its dialogue, questions and call records stay."""
         with self._lock:
             with self.transaction():
-                self.conn.execute("UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'",
-                                  (case_id,))
+                self.conn.execute(
+                    "UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'", (case_id,)
+                )
                 for table in ("units", "segments", "semantic_memory", "support_memory", "build_sessions"):
                     self.conn.execute(f"DELETE FROM {table} WHERE case_id = ?", (case_id,))
                 self.text_removed()
                 self.new_vector_token(case_id)
             self.vectors.drop(case_id)
-

@@ -394,9 +394,7 @@ REBUILDS = {"0004_privacy"}
 def apply_migrations(conn: sqlite3.Connection, now: str) -> list[str]:
     """Apply the migrations not yet recorded; return their names. Each runs in one transaction,
     and checks again inside it that no other process has applied it meanwhile."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
     done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
     applied = []
     for name, sql in MIGRATIONS:

@@ -159,8 +159,10 @@ class Store(Cases, Units, Links, LongitudinalMemory, BuildRecords, Logs, AuditRe
         for n in range(0, len(ids), 900):
             chunk = ids[n : n + 900]
             # "+case_id": look rows up by primary key; an index on case_id would scan the whole case.
-            rows += self._rows(f"SELECT {fields} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))}) AND +case_id = ?",
-                               (*chunk, case_id))
+            rows += self._rows(
+                f"SELECT {fields} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))}) AND +case_id = ?",
+                (*chunk, case_id),
+            )
         return rows
 
 
@@ -177,5 +179,3 @@ def _use_wal(conn: sqlite3.Connection, seconds: float = 10.0) -> None:
             if "locked" not in str(e) or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
-
-

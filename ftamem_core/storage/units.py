@@ -63,8 +63,10 @@ class Units:
             return 0
         with self._lock:
             with self.transaction():
-                gone = sum(self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
-                           for i in ids)
+                gone = sum(
+                    self.conn.execute("DELETE FROM units WHERE case_id = ? AND id = ?", (case_id, i)).rowcount
+                    for i in ids
+                )
                 self._forget_units(case_id, ids)
                 self.text_removed()
                 tokens = self.new_vector_token(case_id)
@@ -80,8 +82,11 @@ class Units:
         wanted = set(ids)
         for n in range(0, len(ids), 900):
             chunk = ids[n : n + 900]
-            self.conn.execute(f"UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'"
-                              f" AND object_id IN ({', '.join('?' * len(chunk))})", (case_id, *chunk))
+            self.conn.execute(
+                f"UPDATE history SET old = NULL, new = NULL WHERE case_id = ? AND object = 'unit'"
+                f" AND object_id IN ({', '.join('?' * len(chunk))})",
+                (case_id, *chunk),
+            )
         for table in ("semantic_memory", "support_memory"):
             rows = self.conn.execute(f"SELECT id, source_unit_ids FROM {table} WHERE case_id = ?", (case_id,))
             for entry_id in [r[0] for r in rows if wanted & set(json.loads(r[1]))]:
@@ -146,11 +151,13 @@ class Units:
                 )
                 tokens = self.new_vector_token(unit.case_id)
         if vector is not None:  # the old vector leaves the loaded index and the file
-            self.vectors.apply(unit.case_id, *tokens, self._fetcher(unit.case_id), add=([unit.id], normalise(vector)),
-                               remove=[unit.id])
+            self.vectors.apply(
+                unit.case_id, *tokens, self._fetcher(unit.case_id), add=([unit.id], normalise(vector)), remove=[unit.id]
+            )
 
-    def set_unit_status(self, case_id: str, unit_id: int, lifecycle: str, completeness: str,
-                        updated_at: str | None) -> FTAUnit:
+    def set_unit_status(
+        self, case_id: str, unit_id: int, lifecycle: str, completeness: str, updated_at: str | None
+    ) -> FTAUnit:
         """Link maintenance's change to a neighbour: lifecycle, completeness, updated time."""
         with self.transaction():
             cur = self.conn.execute(
@@ -203,14 +210,36 @@ class Units:
         return self.vectors.path(case_id, self.vector_token(case_id))
 
 
-_SCORE_FIELDS = ("id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-                 "intention_or_plan, construction_status, disputed, lifecycle_status, evidence_start, evidence_end")
+_SCORE_FIELDS = (
+    "id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
+    "intention_or_plan, construction_status, disputed, lifecycle_status, evidence_start, evidence_end"
+)
 
 _UNIT_COLUMNS = (
-    "case_id", "session_id", "fact_text", "summary", "content_type", "participants", "dialogue_time",
-    "event_time", "event_time_expression", "time_orientation", "completion", "emotion_or_state",
-    "intention_or_plan", "relation_cues", "evidence_start", "evidence_end", "evidence_time",
-    "construction_status", "lifecycle_status", "completeness", "disputed", "version", "created_at", "updated_at",
+    "case_id",
+    "session_id",
+    "fact_text",
+    "summary",
+    "content_type",
+    "participants",
+    "dialogue_time",
+    "event_time",
+    "event_time_expression",
+    "time_orientation",
+    "completion",
+    "emotion_or_state",
+    "intention_or_plan",
+    "relation_cues",
+    "evidence_start",
+    "evidence_end",
+    "evidence_time",
+    "construction_status",
+    "lifecycle_status",
+    "completeness",
+    "disputed",
+    "version",
+    "created_at",
+    "updated_at",
     "origin",
 )
 _UNIT_INSERT = f"INSERT INTO units ({', '.join(_UNIT_COLUMNS)}) VALUES ({', '.join('?' * len(_UNIT_COLUMNS))})"
@@ -225,12 +254,31 @@ _UNIT_UPDATE = (
 
 def _unit_params(case_id: str, u: FTAUnit) -> tuple:
     return (
-        case_id, u.evidence.session_id, u.fact.text, u.fact.summary, u.fact.content_type,
-        json.dumps(u.fact.participants), u.time.dialogue_time, u.time.event_time,
-        u.time.event_time_expression, u.time.time_orientation, u.time.completion,
-        u.affect.emotion_or_state, u.affect.intention_or_plan, u.affect.relation_cues,
-        u.evidence.start, u.evidence.end, u.evidence.dialogue_time, u.construction_status,
-        u.lifecycle_status, u.completeness, int(u.disputed), u.version, u.created_at, u.updated_at, u.origin,
+        case_id,
+        u.evidence.session_id,
+        u.fact.text,
+        u.fact.summary,
+        u.fact.content_type,
+        json.dumps(u.fact.participants),
+        u.time.dialogue_time,
+        u.time.event_time,
+        u.time.event_time_expression,
+        u.time.time_orientation,
+        u.time.completion,
+        u.affect.emotion_or_state,
+        u.affect.intention_or_plan,
+        u.affect.relation_cues,
+        u.evidence.start,
+        u.evidence.end,
+        u.evidence.dialogue_time,
+        u.construction_status,
+        u.lifecycle_status,
+        u.completeness,
+        int(u.disputed),
+        u.version,
+        u.created_at,
+        u.updated_at,
+        u.origin,
     )
 
 
@@ -239,20 +287,27 @@ def unit_from_row(r: dict) -> FTAUnit:
         id=r["id"],
         case_id=r["case_id"],
         fact=FactAnchor(
-            text=r["fact_text"], summary=r["summary"], content_type=r["content_type"],
+            text=r["fact_text"],
+            summary=r["summary"],
+            content_type=r["content_type"],
             participants=json.loads(r["participants"]),
         ),
         time=TimeAnchor(
-            dialogue_time=r["dialogue_time"], event_time=r["event_time"],
-            event_time_expression=r["event_time_expression"], time_orientation=r["time_orientation"],
+            dialogue_time=r["dialogue_time"],
+            event_time=r["event_time"],
+            event_time_expression=r["event_time_expression"],
+            time_orientation=r["time_orientation"],
             completion=r["completion"],
         ),
         affect=AffectAnchor(
-            emotion_or_state=r["emotion_or_state"], intention_or_plan=r["intention_or_plan"],
+            emotion_or_state=r["emotion_or_state"],
+            intention_or_plan=r["intention_or_plan"],
             relation_cues=r["relation_cues"],
         ),
         evidence=Evidence(
-            session_id=r["session_id"], start=r["evidence_start"], end=r["evidence_end"],
+            session_id=r["session_id"],
+            start=r["evidence_start"],
+            end=r["evidence_end"],
             dialogue_time=r["evidence_time"],
         ),
         construction_status=r["construction_status"],

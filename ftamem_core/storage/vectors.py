@@ -30,8 +30,9 @@ class IndexConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["auto", "flat", "hnsw", "ivf"] = setting("auto", description="`auto`, `flat`, `hnsw` or `ivf`; "
-                                                           "`auto` picks by case size")
+    kind: Literal["auto", "flat", "hnsw", "ivf"] = setting(
+        "auto", description="`auto`, `flat`, `hnsw` or `ivf`; `auto` picks by case size"
+    )
     hnsw_from: int = setting(20_000, description="units from which `auto` uses HNSW")
     ivf_from: int = setting(400_000, description="units from which `auto` uses IVF with 8-bit scalar quantisation")
     hnsw_m: int = setting(32, description="HNSW: neighbours per node (M)")
@@ -100,14 +101,17 @@ class CaseIndex:
             return inner
         if kind == "ivf":
             self._quantizer = faiss.IndexFlatIP(self.dim)  # kept alive: the IVF index points to it
-            inner = faiss.IndexIVFScalarQuantizer(self._quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
+            inner = faiss.IndexIVFScalarQuantizer(
+                self._quantizer, self.dim, nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+            )
             inner.nprobe = c.nprobe
             return inner
         raise ValueError(f"unknown index kind {kind!r}")
 
     @classmethod
-    def build(cls, ids: list[int], vectors: np.ndarray, dim: int = DIM, config: IndexConfig | None = None) -> "CaseIndex":
+    def build(
+        cls, ids: list[int], vectors: np.ndarray, dim: int = DIM, config: IndexConfig | None = None
+    ) -> "CaseIndex":
         """An index of the kind the config picks for this many vectors, filled with them."""
         config = config or IndexConfig()
         kind = config.choose(len(ids))
@@ -130,8 +134,12 @@ class CaseIndex:
             if self.kind != "ivf":
                 return set(faiss.vector_to_array(self.index.id_map).tolist())
             lists = self.index.invlists
-            return {int(i) for n in range(self.index.nlist) if lists.list_size(n)
-                    for i in faiss.rev_swig_ptr(lists.get_ids(n), lists.list_size(n))}
+            return {
+                int(i)
+                for n in range(self.index.nlist)
+                if lists.list_size(n)
+                for i in faiss.rev_swig_ptr(lists.get_ids(n), lists.list_size(n))
+            }
 
     def vector(self, unit_id: int) -> np.ndarray:
         """The stored vector of one id (IndexIDMap2 keeps the id -> row map)."""
@@ -256,8 +264,15 @@ class VectorStore:
             self._indexes[case_id] = (token, index)
             return index
 
-    def apply(self, case_id: str, old: str, new: str, fetch, add: tuple[list[int], np.ndarray] | None = None,
-              remove: list[int] | None = None) -> None:
+    def apply(
+        self,
+        case_id: str,
+        old: str,
+        new: str,
+        fetch,
+        add: tuple[list[int], np.ndarray] | None = None,
+        remove: list[int] | None = None,
+    ) -> None:
         """Follow a committed change of the case's vectors from token ``old`` to ``new``: remove
         ``remove`` ids, then add ``add``. Done in place on the index of ``old`` (loaded or on disk)
         when its kind can; otherwise rebuilt from ``fetch()``, which already reads the change."""

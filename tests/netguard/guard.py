@@ -61,7 +61,11 @@ def install(record: Callable[[str], None]) -> Callable[[], None]:
     socket.getaddrinfo = getaddrinfo
 
     def undo():
-        socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto = real_connect, real_connect_ex, real_sendto
+        socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto = (
+            real_connect,
+            real_connect_ex,
+            real_sendto,
+        )
         socket.getaddrinfo = real_getaddrinfo
 
     return undo

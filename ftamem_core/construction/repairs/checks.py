@@ -70,8 +70,9 @@ class Repairs:
             return max(s.fact_support, s.long_span_support)
         return s.fact_support
 
-    def settle_speakers(self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit],
-                        turns: list[Turn]) -> tuple[list[FTAUnit], list[FTAUnit]]:
+    def settle_speakers(
+        self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit], turns: list[Turn]
+    ) -> tuple[list[FTAUnit], list[FTAUnit]]:
         """``settled_speaker`` over the case's turns; a unit no naming settles is dropped, and
         its turns that nothing else covers are kept in their own words (``verbatim_fallback``)."""
         kept = []
@@ -84,10 +85,16 @@ class Repairs:
             if self.settings.verbatim_fallback:
                 span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
                 have = {u.evidence.end for u in verbatim}
-                verbatim += [v for v in verbatim_units(span, [u for u in units if u is not unit],
-                                                       self.settings.coverage_min_words,
-                                                       self.settings.verbatim_within_spans,
-                                                       self.settings.verbatim_reply_words,
-                                                       self.settings.caption_carries_turn)
-                             if v.evidence.end not in have]
+                verbatim += [
+                    v
+                    for v in verbatim_units(
+                        span,
+                        [u for u in units if u is not unit],
+                        self.settings.coverage_min_words,
+                        self.settings.verbatim_within_spans,
+                        self.settings.verbatim_reply_words,
+                        self.settings.caption_carries_turn,
+                    )
+                    if v.evidence.end not in have
+                ]
         return kept, verbatim

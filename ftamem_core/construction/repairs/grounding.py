@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 
-STOPWORDS = frozenset("""about after again also been before being could didn does doing done from have having into
+STOPWORDS = frozenset(
+    """about after again also been before being could didn does doing done from have having into
 just like maybe more much only really should some still than that them then there they this very want were what
-when where which will with would your""".split())
+when where which will with would your""".split()
+)
 
 
 def content_words(text: str, names: tuple[str, ...] | list[str] = ()) -> set[str]:
@@ -36,6 +38,7 @@ def repeats(text: str, seen: list[str]) -> bool:
 
 # Anchors and speakers -----------------------------------------------------------------------
 
+
 def _stems(text: str, names: tuple[str, ...] | list[str] = ()) -> set[str]:
     """Crude stems (first five letters) of the words of three letters or more, names aside:
     "stressed" and "stress", "excited" and "excitement" meet; "sad" counts."""
@@ -44,8 +47,10 @@ def _stems(text: str, names: tuple[str, ...] | list[str] = ()) -> set[str]:
     return {w[:5] for w in words - STOPWORDS - skip - _FUNCTION_WORDS}
 
 
-_FUNCTION_WORDS = frozenset("""the and for but not you are was his her its our out has had who how why can all any
-she him they them their theirs our ours yes okay""".split())
+_FUNCTION_WORDS = frozenset(
+    """the and for but not you are was his her its our out has had who how why can all any
+she him they them their theirs our ours yes okay""".split()
+)
 
 
 def anchored(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> bool:
@@ -141,8 +146,10 @@ def misattributed(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     return who, turn.speaker
 
 
-_INTERJECTION = (r"(?:hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|yup|oh|aww?|sorry|congrats|congratulations|haha"
-                 r"|okay|ok|well|sure|agreed?|totally agree)")
+_INTERJECTION = (
+    r"(?:hey|hi|hello|thanks|thank you|wow|yeah|yes|yep|yup|oh|aww?|sorry|congrats|congratulations|haha"
+    r"|okay|ok|well|sure|agreed?|totally agree)"
+)
 
 
 _PUNCT = ".!?,;:"
@@ -239,8 +246,9 @@ def joint_subject(text: str, turns: list, speakers: list[str]) -> tuple[str, str
     mine = _stems(text, speakers)
 
     def tells(name: str) -> bool:
-        return any(t.speaker == name and _WE.search(t.text) and len(mine & _stems(t.text, speakers)) >= 2
-                   for t in turns)
+        return any(
+            t.speaker == name and _WE.search(t.text) and len(mine & _stems(t.text, speakers)) >= 2 for t in turns
+        )
 
     a, b = match.group(1), match.group(2)
     if tells(a) and not tells(b):
@@ -260,10 +268,10 @@ def sole_subject(text: str, teller: str, listener: str) -> str:
     match = re.match(rf"\s*{pair}\b", text)
     if match is None:
         return text
-    rest = text[match.end():]
+    rest = text[match.end() :]
     verb = re.match(r"\s+(\w+)", rest)
     if verb and verb.group(1) in _PLURAL_VERB:
-        rest = rest[:verb.start(1)] + _PLURAL_VERB[verb.group(1)] + rest[verb.end(1):]
+        rest = rest[: verb.start(1)] + _PLURAL_VERB[verb.group(1)] + rest[verb.end(1) :]
     return teller + rest
 
 
@@ -271,12 +279,14 @@ def sole_subject(text: str, teller: str, listener: str) -> str:
 
 # The words of greetings, thanks, praise and agreement: a sentence of only these (and names) holds
 # nothing to remember ("Hey Mel! Good to see you!", "Wow, John! That's amazing news.").
-_PHATIC = frozenset("""hey hi hello hiya yo wow whoa woah oh ooh aww aw omg yay yeah yes yep yup ok okay sure
+_PHATIC = frozenset(
+    """hey hi hello hiya yo wow whoa woah oh ooh aww aw omg yay yeah yes yep yup ok okay sure
 thanks thank you so good great nice awesome amazing cool glad happy to see hear that that's it it's this is was
 what's up how how's are doing long time no news sounds congrats congratulations lovely wonderful fantastic
 incredible really too me i i'm love agree totally absolutely haha lol again well done proud of for your you're
 such a an the and all right alright true exactly definitely indeed super going doing hope hopefully bye later
-care take talk soon catch you'll be fine sweet much very lot""".split())
+care take talk soon catch you'll be fine sweet much very lot""".split()
+)
 
 
 def small_talk(sentence: str) -> bool:
@@ -361,7 +371,9 @@ def grounded_clauses(text: str, turns: list, speakers: list[str], threshold: flo
             ok = previous and support(clause, everyone, speakers) >= threshold
         else:
             own = support(clause, [t.text for t in turns if t.speaker == who], speakers)
-            others = [support(clause, [t.text for t in turns if t.speaker == s], speakers) for s in speakers if s != who]
+            others = [
+                support(clause, [t.text for t in turns if t.speaker == s], speakers) for s in speakers if s != who
+            ]
             ok = own >= threshold and own >= max(others, default=0.0) and misattributed(clause, turns, speakers) is None
         previous = ok
         if ok and normalised(clause) not in seen:

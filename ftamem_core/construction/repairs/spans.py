@@ -67,9 +67,14 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
     timed = [t for t in texts if said and said in t.lower()] or texts
     pieces = []
     for text in texts:
-        fact = unit.fact.model_copy(update={"text": text, "participants": speakers_named(text, names) or unit.fact.participants})
-        time = unit.time if text in timed else unit.time.model_copy(
-            update={"event_time": "unknown", "event_time_expression": ""})
+        fact = unit.fact.model_copy(
+            update={"text": text, "participants": speakers_named(text, names) or unit.fact.participants}
+        )
+        time = (
+            unit.time
+            if text in timed
+            else unit.time.model_copy(update={"event_time": "unknown", "event_time_expression": ""})
+        )
         piece = unit.model_copy(update={"fact": fact, "time": time, "origin": "split"})
         pieces.append(trim_span(piece, turns, names) if trim else piece)
     return pieces
@@ -81,5 +86,6 @@ def ground_anchors(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUni
     sources = [t.text for t in span_turns(unit, turns)]
     affect = {k: v if anchored(v, sources, names) else "unknown" for k, v in unit.affect.model_dump().items()}
     summary = unit.fact.summary if anchored(unit.fact.summary, sources, names) else ""
-    return unit.model_copy(update={"affect": AffectAnchor(**affect),
-                                   "fact": unit.fact.model_copy(update={"summary": summary})})
+    return unit.model_copy(
+        update={"affect": AffectAnchor(**affect), "fact": unit.fact.model_copy(update={"summary": summary})}
+    )

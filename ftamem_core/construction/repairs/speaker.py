@@ -25,19 +25,31 @@ def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FT
     wrong = misattributed(fact.text, said, speakers) if joint is None else None
     if joint is not None:
         teller, listener = joint
-        fact = fact.model_copy(update={"text": sole_subject(fact.text, teller, listener),
-                                       "summary": sole_subject(fact.summary, teller, listener)})
+        fact = fact.model_copy(
+            update={
+                "text": sole_subject(fact.text, teller, listener),
+                "summary": sole_subject(fact.summary, teller, listener),
+            }
+        )
     elif wrong is not None:
         a, b = wrong
-        fact = fact.model_copy(update={
-            "text": swap_names(fact.text, a, b), "summary": swap_names(fact.summary, a, b),
-            "participants": list(dict.fromkeys(swap_names(p, a, b) for p in fact.participants))})
+        fact = fact.model_copy(
+            update={
+                "text": swap_names(fact.text, a, b),
+                "summary": swap_names(fact.summary, a, b),
+                "participants": list(dict.fromkeys(swap_names(p, a, b) for p in fact.participants)),
+            }
+        )
     else:
         parts = sentences(fact.text)
         fixed = [_correct_sentence(s, said, speakers) for s in parts]
         if fixed != parts:
-            fact = fact.model_copy(update={"text": " ".join(fixed), "participants": list(dict.fromkeys(
-                fact.participants + speakers_named(" ".join(fixed), speakers)))})
+            fact = fact.model_copy(
+                update={
+                    "text": " ".join(fixed),
+                    "participants": list(dict.fromkeys(fact.participants + speakers_named(" ".join(fixed), speakers))),
+                }
+            )
     return unit if fact == unit.fact else unit.model_copy(update={"fact": fact})
 
 

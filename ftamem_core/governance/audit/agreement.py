@@ -48,8 +48,7 @@ def alpha(ratings: dict[str, dict], domain=SCALE, level: str = "ordinal") -> flo
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            value = krippendorff.alpha(reliability_data=data, value_domain=list(domain),
-                                       level_of_measurement=level)
+            value = krippendorff.alpha(reliability_data=data, value_domain=list(domain), level_of_measurement=level)
     except (ValueError, ZeroDivisionError):
         return None
     return None if math.isnan(value) else float(value)
@@ -71,5 +70,10 @@ def agreement(ratings: dict[str, dict]) -> dict:
     if len(ratings) == 2:
         a, b = ratings.values()
         kappa = weighted_kappa([a[i] for i in items], [b[i] for i in items])
-    return {"annotators": len(ratings), "shared_items": len(items), "kappa": kappa, "alpha": alpha(ratings),
-            "percent": percent_agreement(ratings)}
+    return {
+        "annotators": len(ratings),
+        "shared_items": len(items),
+        "kappa": kappa,
+        "alpha": alpha(ratings),
+        "percent": percent_agreement(ratings),
+    }

@@ -23,15 +23,22 @@ CHECKS = {
 }
 
 
-def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None, speakers: list[str],
-                english: bool = True) -> dict:
+def unit_checks(
+    unit: FTAUnit, turns: dict[int, Turn], session_time: str | None, speakers: list[str], english: bool = True
+) -> dict:
     span = [turns.get(i) for i in range(unit.evidence.start, unit.evidence.end + 1)]
     present = [t for t in span if t is not None]
-    in_session = bool(span) and len(present) == len(span) and all(
-        unit.evidence.session_id is None or t.session_id == unit.evidence.session_id for t in present)
+    in_session = (
+        bool(span)
+        and len(present) == len(span)
+        and all(unit.evidence.session_id is None or t.session_id == unit.evidence.session_id for t in present)
+    )
     names = content_stems(" ".join(speakers))
-    fact_ok = bool((content_stems(unit.fact.text) - names) & content_stems(" ".join(t.text for t in present))) \
-        if present else False
+    fact_ok = (
+        bool((content_stems(unit.fact.text) - names) & content_stems(" ".join(t.text for t in present)))
+        if present
+        else False
+    )
 
     time_ok = None
     when, said = time_range(unit.time.event_time), session_date(session_time)
@@ -41,10 +48,17 @@ def unit_checks(unit: FTAUnit, turns: dict[int, Turn], session_time: str | None,
     evidence_speakers = {t.speaker for t in present if t.speaker}
     subject_ok = None
     if evidence_speakers:
-        named = {s for s in evidence_speakers if any(re.search(rf"\b{re.escape(part)}\b", unit.fact.text, re.I)
-                                                     for part in s.split())}
+        named = {
+            s
+            for s in evidence_speakers
+            if any(re.search(rf"\b{re.escape(part)}\b", unit.fact.text, re.I) for part in s.split())
+        }
         subject_ok = bool(named or evidence_speakers & set(unit.fact.participants))
     if not english:
         fact_ok = subject_ok = None
-    return {"span_in_session": in_session, "fact_in_evidence": fact_ok, "time_not_after_session": time_ok,
-            "subject_in_evidence": subject_ok}
+    return {
+        "span_in_session": in_session,
+        "fact_in_evidence": fact_ok,
+        "time_not_after_session": time_ok,
+        "subject_in_evidence": subject_ok,
+    }

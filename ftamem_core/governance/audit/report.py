@@ -39,8 +39,11 @@ def report(store: Store, round_ids: list[int]) -> dict:
         return mean(values) if values else None
 
     def row(group: str, members: list[dict]) -> dict:
-        out = {"group": group, "units": sum(i["kind"] == "unit" and i["id"] in by_item for i in members),
-               "pairs": sum(i["kind"] == "pair" and i["id"] in by_item for i in members)}
+        out = {
+            "group": group,
+            "units": sum(i["kind"] == "unit" and i["id"] in by_item for i in members),
+            "pairs": sum(i["kind"] == "pair" and i["id"] in by_item for i in members),
+        }
         for c in ALL_CRITERIA:
             values = [v for i in members if c in CRITERIA[i["kind"]] and (v := item_mean(i, c)) is not None]
             out[LABELS[c]] = _mean(values)
@@ -58,7 +61,9 @@ def report(store: Store, round_ids: list[int]) -> dict:
     distribution, agreements, disagreements = {}, {}, []
     for c in ALL_CRITERIA:
         values = [s[c] for s in all_scores if s[c] is not None]
-        distribution[LABELS[c]] = {str(v): round(values.count(v) / len(values), 3) if values else None for v in (0, 1, 2)}
+        distribution[LABELS[c]] = {
+            str(v): round(values.count(v) / len(values), 3) if values else None for v in (0, 1, 2)
+        }
         ratings: dict[str, dict] = {}
         for s in all_scores:
             if s[c] is not None:
@@ -70,10 +75,18 @@ def report(store: Store, round_ids: list[int]) -> dict:
         for c in CRITERIA[item["kind"]]:
             marks = {s["annotator"]: s[c] for s in given if s[c] is not None}
             if len(set(marks.values())) > 1:
-                disagreements.append({"round": item["round_id"], "item": item_id, "case": item["case_id"],
-                                      "kind": item["kind"], "units": _unit_names(item), "criterion": LABELS[c],
-                                      "scores": marks, "comments": {s["annotator"]: s["comment"] for s in given
-                                                                    if s["comment"]}})
+                disagreements.append(
+                    {
+                        "round": item["round_id"],
+                        "item": item_id,
+                        "case": item["case_id"],
+                        "kind": item["kind"],
+                        "units": _unit_names(item),
+                        "criterion": LABELS[c],
+                        "scores": marks,
+                        "comments": {s["annotator"]: s["comment"] for s in given if s["comment"]},
+                    }
+                )
     disagreements.sort(key=lambda d: (d["round"], position[d["item"]]["position"], d["criterion"]))
 
     changed = []
@@ -83,16 +96,27 @@ def report(store: Store, round_ids: list[int]) -> dict:
             changed.append({"round": item["round_id"], "item": item["id"], "case": item["case_id"], "changes": notes})
     checks_by_item = unit_item_checks(store, all_items)
     present = [c for c in checks_by_item.values() if c]
-    checks = {name: {"passed": sum(c[name] is True for c in present), "failed": sum(c[name] is False for c in present),
-                     "not_applicable": sum(c[name] is None for c in present), "meaning": CHECKS[name]}
-              for name in CHECKS}
+    checks = {
+        name: {
+            "passed": sum(c[name] is True for c in present),
+            "failed": sum(c[name] is False for c in present),
+            "not_applicable": sum(c[name] is None for c in present),
+            "meaning": CHECKS[name],
+        }
+        for name in CHECKS
+    }
     annotators = sorted({s["annotator"] for s in all_scores})
-    return {"rounds": [{k: r[k] for k in ("id", "scope", "cases", "n_units", "n_pairs", "seed", "items")}
-                       for r in rounds],
-            "annotators": annotators, "table": groups, "distribution": distribution, "agreement": agreements,
-            "disagreements": disagreements, "changed_since_draw": changed, "checks": checks,
-            "items": [_item_row(i, by_item.get(i["id"], []), checks_by_item.get(i["id"]), annotators)
-                      for i in all_items]}
+    return {
+        "rounds": [{k: r[k] for k in ("id", "scope", "cases", "n_units", "n_pairs", "seed", "items")} for r in rounds],
+        "annotators": annotators,
+        "table": groups,
+        "distribution": distribution,
+        "agreement": agreements,
+        "disagreements": disagreements,
+        "changed_since_draw": changed,
+        "checks": checks,
+        "items": [_item_row(i, by_item.get(i["id"], []), checks_by_item.get(i["id"]), annotators) for i in all_items],
+    }
 
 
 def _unit_names(item: dict) -> str:
@@ -100,8 +124,15 @@ def _unit_names(item: dict) -> str:
 
 
 def _item_row(item: dict, given: list[dict], checks: dict | None, annotators: list[str]) -> dict:
-    out = {"round": item["round_id"], "item": item["id"], "position": item["position"], "case": item["case_id"],
-           "kind": item["kind"], "units": _unit_names(item), "stratum": item["stratum"]}
+    out = {
+        "round": item["round_id"],
+        "item": item["id"],
+        "position": item["position"],
+        "case": item["case_id"],
+        "kind": item["kind"],
+        "units": _unit_names(item),
+        "stratum": item["stratum"],
+    }
     for s in given:
         for c in CRITERIA[item["kind"]]:
             out[f"{c} ({s['annotator']})"] = s[c]
@@ -120,10 +151,21 @@ def scores_csv(store: Store, round_ids: list[int]) -> str:
     checked = unit_item_checks(store, list(by_id.values()))
     for s in scores(store, round_ids):
         item = by_id[s["item_id"]]
-        writer.writerow({"round": item["round_id"], "item": item["id"], "case": item["case_id"], "kind": item["kind"],
-                         "units": _unit_names(item), "annotator": s["annotator"],
-                         **{c: s[c] for c in ALL_CRITERIA}, "comment": s["comment"],
-                         **{name: (checked.get(item["id"]) or {}).get(name) if item["kind"] == "unit" else "" for name in CHECKS}})
+        writer.writerow(
+            {
+                "round": item["round_id"],
+                "item": item["id"],
+                "case": item["case_id"],
+                "kind": item["kind"],
+                "units": _unit_names(item),
+                "annotator": s["annotator"],
+                **{c: s[c] for c in ALL_CRITERIA},
+                "comment": s["comment"],
+                **{
+                    name: (checked.get(item["id"]) or {}).get(name) if item["kind"] == "unit" else "" for name in CHECKS
+                },
+            }
+        )
     return buffer.getvalue()
 
 
@@ -133,6 +175,9 @@ def table_markdown(rep: dict) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for r in rep["table"]:
         cells = [r["group"], r["units"], r["pairs"], *(r[label] for label in LABELS.values())]
-        lines.append("| " + " | ".join("–" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v)
-                                        for v in cells) + " |")
+        lines.append(
+            "| "
+            + " | ".join("–" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in cells)
+            + " |"
+        )
     return "\n".join(lines)

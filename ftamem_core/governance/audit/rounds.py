@@ -30,8 +30,9 @@ class AuditError(StoreError):
 # Rounds ----------------------------------------------------------------------------------
 
 
-def new_round(store: Store, case_ids: list[str] | None, n_units: int, n_pairs: int, seed: int | None = None,
-              who: str = "") -> int:
+def new_round(
+    store: Store, case_ids: list[str] | None, n_units: int, n_pairs: int, seed: int | None = None, who: str = ""
+) -> int:
     """Draw and store a round over ``case_ids`` (None: every case with memory); returns its id."""
     if n_units < 0 or n_pairs < 0 or n_units + n_pairs == 0:
         raise AuditError("ask for some units or pairs (numbers from 0 up, not both 0)")
@@ -48,8 +49,16 @@ def new_round(store: Store, case_ids: list[str] | None, n_units: int, n_pairs: i
     if not draws:
         raise AuditError("nothing to sample: no built units or links in " + (", ".join(cases) or "any case"))
     settings = {"sampler": SAMPLER, "revealed_to": []}
-    return store.add_audit_round("all" if case_ids is None else "cases", n_units, n_pairs, seed, settings, who, cases,
-                                 [dataclasses.asdict(d) for d in draws])
+    return store.add_audit_round(
+        "all" if case_ids is None else "cases",
+        n_units,
+        n_pairs,
+        seed,
+        settings,
+        who,
+        cases,
+        [dataclasses.asdict(d) for d in draws],
+    )
 
 
 def get_round(store: Store, round_id: int) -> dict:
@@ -84,8 +93,16 @@ def redraw(store: Store, round_id: int) -> list[Draw]:
 
 
 def as_drawn(item: dict) -> Draw:
-    return Draw(item["case_id"], item["kind"], item["unit_id"], item["unit_version"], item["stratum"],
-                item["other_id"], item["other_version"], item["link_id"])
+    return Draw(
+        item["case_id"],
+        item["kind"],
+        item["unit_id"],
+        item["unit_version"],
+        item["stratum"],
+        item["other_id"],
+        item["other_version"],
+        item["link_id"],
+    )
 
 
 def item_units(item: dict) -> list[tuple[int, int]]:
@@ -153,9 +170,17 @@ def item_view(store: Store, item_id: int, annotator: str) -> dict:
             shown.append({"id": uid, "deleted": True})
             continue
         evidence = [turns[i] for i in range(unit.evidence.start, unit.evidence.end + 1) if i in turns]
-        shown.append({"id": uid, "deleted": False, "unit": unit.model_dump(),
-                      "turns": [t.model_dump(include={"idx", "original_id", "role", "speaker", "timestamp", "text"})
-                                for t in evidence]})
+        shown.append(
+            {
+                "id": uid,
+                "deleted": False,
+                "unit": unit.model_dump(),
+                "turns": [
+                    t.model_dump(include={"idx", "original_id", "role", "speaker", "timestamp", "text"})
+                    for t in evidence
+                ],
+            }
+        )
     link = None
     if item["kind"] == "pair":
         try:
@@ -164,10 +189,15 @@ def item_view(store: Store, item_id: int, annotator: str) -> dict:
         except NotFound:
             link = None
     own = store.audit_score(item_id, annotator)
-    return {"item": {k: item[k] for k in ("id", "round_id", "position", "kind", "case_id", "stratum")},
-            "criteria": list(CRITERIA[item["kind"]]), "units": shown, "link": link,
-            "checks": item_checks(store, item, context), "changed": changes_since_draw(store, item),
-            "own_score": _score_fields(own) if own else None}
+    return {
+        "item": {k: item[k] for k in ("id", "round_id", "position", "kind", "case_id", "stratum")},
+        "criteria": list(CRITERIA[item["kind"]]),
+        "units": shown,
+        "link": link,
+        "checks": item_checks(store, item, context),
+        "changed": changes_since_draw(store, item),
+        "own_score": _score_fields(own) if own else None,
+    }
 
 
 def _score_fields(row: dict) -> dict:
@@ -212,12 +242,21 @@ def score(store: Store, item_id: int, annotator: str, scores: dict, comment: str
         raise AuditError("say who is scoring (a name)")
     item = get_item(store, item_id)
     if annotator in revealed_to(store, item["round_id"]):
-        raise AuditError(f"{annotator} has seen the round's report: their scores of round {item['round_id']} are closed")
+        raise AuditError(
+            f"{annotator} has seen the round's report: their scores of round {item['round_id']} are closed"
+        )
     values = _valid(item["kind"], scores)
     found = {u.id: u.version for u in store.units_by_id(item["case_id"], [uid for uid, _ in item_units(item)])}
     row = {c: values.get(c) for c in ALL_CRITERIA}
-    store.save_audit_score(item_id, item["case_id"], annotator, row, comment, found.get(item["unit_id"]),
-                           found.get(item["other_id"]) if item["kind"] == "pair" else None)
+    store.save_audit_score(
+        item_id,
+        item["case_id"],
+        annotator,
+        row,
+        comment,
+        found.get(item["unit_id"]),
+        found.get(item["other_id"]) if item["kind"] == "pair" else None,
+    )
 
 
 def import_scores(store: Store, round_id: int, annotator: str, path: str | Path) -> int:
@@ -275,8 +314,9 @@ def _finding(store: Store, item_id: int, unit_id: int, reason: str) -> tuple[dic
     return item, f"audit finding (round {item['round_id']}, item {item_id}): {reason.strip()}"
 
 
-def correct(store: Store, embedder, item_id: int, unit_id: int, changes: dict, expected_version: int, who: str,
-            reason: str):
+def correct(
+    store: Store, embedder, item_id: int, unit_id: int, changes: dict, expected_version: int, who: str, reason: str
+):
     item, why = _finding(store, item_id, unit_id, reason)
     return edit_unit(store, embedder, item["case_id"], unit_id, changes, expected_version, who, why)
 

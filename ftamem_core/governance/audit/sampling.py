@@ -94,7 +94,9 @@ def draw(store: Store, case_ids: list[str], n_units: int, n_pairs: int, seed: in
             unit_strata.setdefault(key, []).append((sessions.get(u.evidence.session_id, -1), u))
         for link in sorted(store.links(case_id), key=lambda link: link.id):
             if link.source in units and link.target in units:
-                pair_strata.setdefault((case_id, link.relation), []).append((link, units[link.source], units[link.target]))
+                pair_strata.setdefault((case_id, link.relation), []).append(
+                    (link, units[link.source], units[link.target])
+                )
 
     picked: list[Draw] = []
     for strata, n, make in ((unit_strata, n_units, _unit_draw), (pair_strata, n_pairs, _pair_draw)):
@@ -102,7 +104,9 @@ def draw(store: Store, case_ids: list[str], n_units: int, n_pairs: int, seed: in
         for case_id in cases:
             mine = {k: len(v) for k, v in strata.items() if k[0] == case_id}
             for key, count in sorted(proportional_shares(mine, per_case[case_id]).items()):
-                for member in _spread(rng, strata[key], count) if make is _unit_draw else rng.sample(strata[key], count):
+                for member in (
+                    _spread(rng, strata[key], count) if make is _unit_draw else rng.sample(strata[key], count)
+                ):
                     picked.append(make(key, member))
     rng.shuffle(picked)
     return picked
@@ -125,5 +129,13 @@ def _unit_draw(key: tuple, member) -> Draw:
 
 def _pair_draw(key: tuple, member) -> Draw:
     link, source, target = member
-    return Draw(key[0], "pair", source.id, source.version, key[1], other_id=target.id,
-                other_version=target.version, link_id=link.id)
+    return Draw(
+        key[0],
+        "pair",
+        source.id,
+        source.version,
+        key[1],
+        other_id=target.id,
+        other_version=target.version,
+        link_id=link.id,
+    )

@@ -337,6 +337,15 @@ class Settings(BaseModel):
         "states or clearly shows and what its speaker intends; a unit whose own anchor is "
         "unknown (a copy of a turn always is) takes those of its speaker's turns",
     )
+    stated_feelings: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="(candidate, issue 39) a unit "
+        "whose feeling or intention is unknown (a copy of a turn always is) takes those its "
+        'speaker states in its turns in their own words ("I felt ashamed", "I want to apply"; '
+        "English rules)",
+    )
     strict_links: bool = setting(
         False,
         build=True,

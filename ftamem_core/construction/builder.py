@@ -33,6 +33,8 @@ from .extraction import (
     min_units,
     parse_candidates,
     parse_coverage,
+    merged_anchors,
+    stated_anchors,
     turn_anchors,
     uncovered,
     verbatim_units,
@@ -378,6 +380,8 @@ class Builder:
         # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
         # clearly shows need not repeat its words.
         anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
+        if s.stated_feelings:  # the person's own words where the model wrote none
+            anchors = merged_anchors(anchors, stated_anchors(fragment.turns, self._speakers))
 
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
         def here(u):

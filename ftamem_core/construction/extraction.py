@@ -42,6 +42,7 @@ from .repairs.grounding import (
     to_listener,
 )
 from ..loaders.locomo import without_caption
+from ..text import english_feelings
 from ..models import (
     AffectAnchor,
     Completion,
@@ -281,6 +282,39 @@ def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, A
 
         out[turn.idx] = AffectAnchor(
             emotion_or_state=keep(a.feeling) or "unknown", intention_or_plan=keep(a.intention) or "unknown"
+        )
+    return out
+
+
+def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
+    """The feelings and intentions the people state about themselves, per turn index (setting
+    ``stated_feelings``; English rules in ``text.english_feelings``). The assistant's words and
+    sentences about the listener are not the person's feelings."""
+    out = {}
+    for turn in turns:
+        if turn.role == "assistant":
+            continue
+        said = statements(turn.text, [n for n in names if n != turn.speaker])
+        felt, plans = english_feelings.feelings(said), english_feelings.intentions(said)
+        if felt or plans:
+            out[turn.idx] = AffectAnchor(
+                emotion_or_state=", ".join(felt[:3]) or "unknown", intention_or_plan="; ".join(plans[:2]) or "unknown"
+            )
+    return out
+
+
+def merged_anchors(first: dict[int, AffectAnchor], then: dict[int, AffectAnchor]) -> dict[int, AffectAnchor]:
+    """Per turn, ``first``'s known feeling and intention, else ``then``'s."""
+    out = dict(then)
+    for idx, a in first.items():
+        b = then.get(idx)
+        out[idx] = (
+            a
+            if b is None
+            else AffectAnchor(
+                emotion_or_state=a.emotion_or_state if a.emotion_or_state != "unknown" else b.emotion_or_state,
+                intention_or_plan=a.intention_or_plan if a.intention_or_plan != "unknown" else b.intention_or_plan,
+            )
         )
     return out
 

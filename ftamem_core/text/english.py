@@ -28,6 +28,7 @@ REPAIRS_OFF = {
     "trim_spans": False,  # spans trimmed to the turns sharing a fact's [a-z] stems
     "verbatim_fallback": False,  # copies of turns rewritten into the third person ("I" -> the name)
     "coverage_pass": False,  # its fact is checked against the turn's [a-z] words
+    "stated_feelings": False,  # English feeling words and "I want to" after "I"
 }
 
 # a run of letters, or one CJK character (Chinese, Japanese, Korean write no spaces)

@@ -1,0 +1,143 @@
+"""English: the feelings and intentions a speaker states about themselves, in their own words.
+
+A person in a support conversation names a feeling in a word or two ("I felt ashamed all
+weekend", "I'm torn", "it calms me") and a plan in a short clause ("I want to apply at the
+bank"). The 1.5B leaves nearly all of them out of its units (0 of 19 on a grief case), and a copy
+of a turn has no anchors at all. These rules read them from the speaker's first-person
+statements (setting ``stated_feelings``): the words are the speaker's, so an anchor can be
+wrong only about the words around it (a negation is kept: "not happy"), never invented.
+
+Only first-person statements count: "you seem sad" is the listener's reading, not a feeling the
+person stated. The caller passes the turn's statements about its speaker (questions and
+sentences about the listener left out).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Feeling words as people use them after "I'm / I feel / I was" (adjectives and participles).
+# Deliberately not here: "sorry" (mostly politeness), "sure", "fine", "ok", "good" (answers to
+# "how are you"); "good" and "better" count after another feeling ("sad but good").
+FEELINGS = frozenset(
+    """
+    afraid agitated alarmed alone angry annoyed anxious apprehensive ashamed awful awkward bad
+    betrayed bitter blessed bored broken bummed burned burnt calm calmer comfortable concerned
+    confident confused content crushed curious defeated dejected delighted depressed desperate
+    devastated disappointed discouraged disgusted disheartened distraught down drained eager
+    ecstatic embarrassed emotional empty energized enraged envious exasperated excited exhausted
+    fearful fed frightened frustrated fulfilled furious glad gloomy grateful grieving guilty
+    happy heartbroken helpless hopeful hopeless horrible humiliated hurt impatient insecure
+    inspired irritated isolated jealous joyful lonely lost loved low mad miserable motivated
+    nervous numb optimistic overjoyed overwhelmed panicked panicky paranoid peaceful pessimistic
+    proud rejected relaxed relieved resentful restless sad safe satisfied scared shaken shocked
+    shy sick stressed stuck surprised tense terrible terrified thankful thrilled tired torn
+    touched troubled uncomfortable uneasy unhappy unmotivated unsafe upset useless valued
+    vulnerable weak weird worried worthless
+    """.split()
+)
+
+# "it calms me": the verb a feeling is told by, and the feeling.
+_CAUSED = {
+    "annoys": "annoyed",
+    "calms": "calm",
+    "comforts": "comforted",
+    "depresses": "depressed",
+    "excites": "excited",
+    "frightens": "frightened",
+    "frustrates": "frustrated",
+    "hurts": "hurt",
+    "relaxes": "relaxed",
+    "saddens": "sad",
+    "scares": "scared",
+    "soothes": "soothed",
+    "stresses": "stressed",
+    "terrifies": "terrified",
+    "upsets": "upset",
+    "worries": "worried",
+}
+
+# words that may stand between "I'm" and the feeling ("I'm really not that happy")
+_MODIFIERS = (
+    r"(?:so|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
+    r"getting|feeling|super|totally|incredibly|completely|absolutely|truly|rather|somewhat|honestly|"
+    r"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|not|never)"
+)
+_SELF = (
+    r"\bi(?:'m| am|'ve been| have been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
+    r"'m feeling| am feeling| was feeling| had been| feel like i'm)"
+)
+_NEGATED = r"\bi(?:'m not| am not| wasn't| was not| don't feel| didn't feel| do not feel| did not feel| never feel)"
+_MADE = r"\b(?:makes?|made) me(?: feel)?"
+_FEELING = re.compile(
+    rf"(?P<neg>{_NEGATED})?(?(neg)|(?:{_SELF}|{_MADE}))\s+(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)"
+    rf"(?:\s+(?P<conj>and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z]+))?",
+    re.IGNORECASE,
+)
+_CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
+
+_INTENT = re.compile(
+    r"\bi(?:'m| am)? ?(?P<how>going to|gonna|planning to|planning on|hoping to|plan to|want to|wanna|intend to|"
+    r"hope to|would like to|'d like to|will|'ll|'m thinking of|'m thinking about|am thinking of|am thinking about)"
+    r"\s+(?P<what>[^.,;:!?()\"]+)",
+    re.IGNORECASE,
+)
+# "I'm going to the park": a place, not a verb, follows
+_PLACE = re.compile(r"^(?:the|a|an|my|our|his|her|their|this|that|some|see)\b", re.IGNORECASE)
+# what follows "I'll" or "I want to" in small talk, not a plan ("I'll let you know", "I want to say")
+_NOT_PLANS = re.compile(
+    r"^(?:not|never|be|say|tell|let|see|try|keep that|check|remember|think|know|ask|hear|admit|thank|bet|have to|do my best|"
+    r"do that|do it)\b",
+    re.IGNORECASE,
+)
+INTENTION_WORDS = 10
+# a feeling word in another sense when these follow it ("I'm down to help", "I'm bad at maths")
+_OTHER_SENSE = {"down": ("to", "for", "with"), "bad": ("at",), "lost": ("in",), "stuck": ("in", "at", "on")}
+_SECOND = FEELINGS | {"good", "better"}
+# "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
+_ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
+# "I'll definitely check it out": an answer to a tip; a plan names what it is about
+_HEDGES = re.compile(
+    r"^(?:definitely|probably|likely|really|totally|def|surely|certainly|just|also|still|maybe)\s+", re.I
+)
+_REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
+_CLAUSE_END = re.compile(r"\s+(?:and|but|so|because|since|though|while|or|when|if|until)\s+.*$", re.IGNORECASE)
+
+
+def feelings(statement: str) -> list[str]:
+    """The feelings a first-person statement states, as said ("excited and nervous", "not happy"),
+    in order, without repeats."""
+    statement = statement.replace("\u2019", "'")
+    out: list[str] = []
+    for m in _FEELING.finditer(statement):
+        a, b = m.group("a").lower(), (m.group("b") or "").lower()
+        after = re.findall(r"[a-z']+", statement[m.end() :].lower())[:4]
+        if a not in FEELINGS or (after and after[0] in _OTHER_SENSE.get(a, ())) or _ABOUT_LISTENER.intersection(after):
+            continue
+        negated = m.group("neg") or re.search(r"\b(?:not|never)\b", statement[m.start() : m.start("a")], re.I)
+        phrase = f"not {a}" if negated else a
+        if b in _SECOND:
+            phrase = f"{phrase} {m.group('conj').lower()} {b}"
+        out.append(phrase)
+    out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
+    return list(dict.fromkeys(out))
+
+
+def intentions(statement: str) -> list[str]:
+    """The plans a first-person statement states ("apply at the bank"), at most
+    ``INTENTION_WORDS`` words each."""
+    out = []
+    for m in _INTENT.finditer(statement.replace("\u2019", "'")):
+        what = _CLAUSE_END.sub("", _HEDGES.sub("", m.group("what").strip()))
+        if m.group("how").lower() == "going to" and _PLACE.match(what):
+            what = f"go to {what}"
+        words = what.split()
+        if (
+            len(words) < 2
+            or _NOT_PLANS.match(what)
+            or _REFERS_BACK.intersection(w.lower() for w in words[:2])
+            or re.search(r"\byou(?:r)?\b", what, re.IGNORECASE)
+        ):
+            continue
+        out.append(" ".join(words[:INTENTION_WORDS]))
+    return list(dict.fromkeys(out))

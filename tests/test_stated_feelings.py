@@ -1,0 +1,126 @@
+"""Setting stated_feelings (candidate, issue 39): a unit without a feeling or an intention takes
+those its speaker states about themselves in their own words (English rules)."""
+
+import pytest
+
+from ftamem_core.config import load_settings
+from ftamem_core.construction.builder import Builder
+from ftamem_core.construction.extraction import merged_anchors, stated_anchors
+from ftamem_core.governance import consent
+from ftamem_core.models import AffectAnchor, Case, CaseDocument, Session, SessionDocument, Turn
+from ftamem_core.text.english_feelings import feelings, intentions
+
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
+
+
+@pytest.mark.parametrize(
+    "said, felt",
+    [
+        ("I felt ashamed all weekend.", ["ashamed"]),
+        ("I was so excited and nervous about the new job!", ["excited and nervous"]),
+        ("I'm torn, honestly.", ["torn"]),
+        ("I feel sad but good.", ["sad but good"]),
+        ("Sitting by the lake calms me.", ["calm"]),
+        ("It made me feel so grateful.", ["grateful"]),
+        ("I'm really not that happy with my job.", ["not happy"]),
+        ("I wasn\u2019t scared at all.", ["not scared"]),
+        ("I have been feeling overwhelmed lately.", ["overwhelmed"]),
+    ],
+)
+def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
+    assert feelings(said) == felt
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm so proud of you for finishing it!",  # the listener's news
+        "I'm glad to hear that.",
+        "I'm not sure.",
+        "I'm good, thanks.",  # an answer to "how are you"
+        "I'm down to help with the move.",  # another sense
+        "I'm bad at maths.",
+        "You seem sad.",  # the listener's reading, not a statement
+        "She was angry.",  # about someone else
+    ],
+)
+def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
+    assert feelings(said) == []
+
+
+@pytest.mark.parametrize(
+    "said, plans",
+    [
+        ("I want to apply at the bank next month.", ["apply at the bank next month"]),
+        ("I'm planning to start a support group and see how it goes.", ["start a support group"]),
+        ("I'm going to the park tomorrow.", ["go to the park tomorrow"]),
+        ("I'll definitely keep pursuing my writing.", ["keep pursuing my writing"]),
+        ("I'll let you know.", []),
+        ("I'll definitely check it out!", []),  # an answer to a tip, about "it"
+        ("I will not be able to pay my bills.", []),  # a fear, not a plan
+        ("I want to say thanks.", []),
+    ],
+)
+def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
+    assert intentions(said) == plans
+
+
+TURNS = [
+    Turn(idx=0, role="user", speaker="Omar", text="My grandmother died two days ago and I feel numb and lost."),
+    Turn(idx=1, role="assistant", speaker="Coach", text="I am so sad to hear that, Omar. You must be exhausted."),
+    Turn(idx=2, role="user", speaker="Omar", text="Thanks. I want to visit her grave on Sunday with my brother."),
+]
+
+
+def test_anchors_come_from_the_persons_turns_only():
+    anchors = stated_anchors(TURNS, ["Omar"])
+    assert anchors[0] == AffectAnchor(emotion_or_state="numb and lost")
+    assert 1 not in anchors  # the assistant's words are not the person's feelings
+    assert anchors[2].intention_or_plan == "visit her grave on Sunday with my brother"
+
+
+def test_the_models_anchor_comes_first_and_the_stated_one_fills_what_it_left_unknown():
+    model = {0: AffectAnchor(emotion_or_state="grieving"), 2: AffectAnchor()}
+    merged = merged_anchors(model, stated_anchors(TURNS, ["Omar"]))
+    assert merged[0].emotion_or_state == "grieving"
+    assert merged[2].intention_or_plan.startswith("visit her grave")
+
+
+def _build(store, on: bool):
+    doc = CaseDocument(case=Case(id="g"), sessions=[SessionDocument(session=Session(source_id="s1"), turns=TURNS)])
+    store.ingest([doc])
+    consent.record(store, "g", "granted", "test", "scripted case")
+    pipeline = Pipeline(seg_size=3)
+
+    def extraction(messages):  # one model unit of the death; the plan is left to the verbatim copy
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        return {
+            "memory_units": [
+                {
+                    **unit("Omar's grandmother died two days ago.", idx[0], idx[0]),
+                    "content": {
+                        **unit("x", 0, 0)["content"],
+                        "participants": ["Omar"],
+                        "text": "Omar's grandmother died two days ago.",
+                        "emotion_or_state": "unknown",
+                    },
+                }
+            ]
+        }
+
+    pipeline.extraction = extraction
+    settings = load_settings(environ={}).with_overrides(stated_feelings=on)
+    Builder(store, pipeline.llm(), HashEmbedder(), settings).build("g")
+    return {u.fact.text: u.affect for u in store.units("g")}
+
+
+def test_a_build_with_the_setting_gives_the_model_unit_and_the_copy_the_stated_anchors(store):
+    units = _build(store, on=True)
+    assert units["Omar's grandmother died two days ago."].emotion_or_state == "numb and lost"
+    copy = next(a for text, a in units.items() if "grave" in text)
+    assert copy.intention_or_plan == "visit her grave on Sunday with my brother"
+
+
+def test_without_the_setting_no_unit_takes_them(store):
+    units = _build(store, on=False)
+    assert all(a.emotion_or_state == "unknown" and a.intention_or_plan == "unknown" for a in units.values())

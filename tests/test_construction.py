@@ -409,7 +409,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert set(said) <= covered
     unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
-    assert unit2.fact.text == said[2].text and unit2.origin == "copied"  # third person already; nothing invented
+    assert unit2.fact.text == f'Maya told Counselor: "{said[2].text}"' and unit2.origin == "copied"  # nothing invented
     assert [e.turns for e in events if isinstance(e, ev.VerbatimKept)][0] == [2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
 
@@ -436,13 +436,13 @@ def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
     store.ingest([short])
     on = SETTINGS.with_overrides(verbatim_within_spans=True)
     build(store, settings=on)
-    reply = next(u for u in store.units("c1") if u.fact.text.endswith("so glad to be part of it."))
+    reply = next(u for u in store.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
     assert (reply.evidence.start, reply.evidence.end) == (1, 2)
     assert reply.fact.summary == "reply to Counselor: Maya talks about night shifts and sleep, part 0-1."
     off = Store(":memory:")
     off.ingest([short])
     build(off, settings=on.with_overrides(verbatim_reply_words=0))
-    reply = next(u for u in off.units("c1") if u.fact.text.endswith("so glad to be part of it."))
+    reply = next(u for u in off.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
     assert (reply.evidence.start, reply.fact.summary) == (2, "")
 
 
@@ -683,9 +683,9 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
     assert [e.fact for e in events if isinstance(e, ev.SpeakerUnresolved)] == [written]
     assert [u.fact.text for u in units] == (
         [
-            "[shares a photo of a piece of cake with berries on a plate]",
-            "Well Oskar also made a dairy-free chocolate cake with berries on it the "
-            "other day, maybe you would like that!",
+            'Ilse told Oskar: "[shares a photo of a piece of cake with berries on a plate]"',
+            'Oskar told Ilse: "Well I also made a dairy-free chocolate cake with berries on it the '
+            'other day, maybe you would like that!"',
         ]
         if fallback
         else []
@@ -745,7 +745,9 @@ def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_o
     by_turn = sorted(u.evidence.end for u in units)
     assert by_turn == [0, 1, 2]  # each substantive turn once, in its own words; turn 0 only from the drop
     (first,) = [u for u in units if u.evidence.end == 0]
-    assert first.fact.text.startswith("Pepper took a bit") and first.fact.participants == ["Audrey"]
+    assert first.fact.text.startswith('Audrey told Andrew: "Pepper took a bit') and first.fact.participants == [
+        "Audrey"
+    ]
 
 
 @pytest.mark.parametrize("check", [True, False])

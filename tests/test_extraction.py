@@ -238,8 +238,8 @@ def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
     units = parse_coverage(reply, turns, fragment(10, 16), written)
     assert [u.fact.text for u in units] == [
         "Maya sleeps about four hours.",
-        "Maya joined a running group on Sundays.",
-        "Maya could call Maya's dad before Maya leave.",
+        'Maya said: "I joined a running group on Sundays."',  # quoted: "I" names her, the grammar is hers
+        'Maya said: "I could call my dad before I leave."',
     ]
     assert [u.fact.summary for u in units] == ["Maya sleeps about fo", "", ""]
     assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn
@@ -299,7 +299,7 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
 
     extra = verbatim_units(frag, [fixed], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (12, "Caroline also ran a charity race for mental health on Sunday.")
+        (12, 'Caroline told Melanie: "I also ran a charity race for mental health on Sunday."')
     ]  # "Thanks!" is small talk
     assert extra[0].time.event_time == "2023-05-07"  # "on Sunday", seen from Monday 2023-05-08
 
@@ -319,7 +319,7 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     ]
     extra = verbatim_units(Fragment("c1", 1, asking, "2023-05-08"), [], min_words=6)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (14, "Melanie is swamped with the kids and work this month.")
+        (14, 'Melanie said: "I\'m swamped with the kids and work this month."')
     ]  # questions are no fact
 
     # greetings and praise of six words and more are no fact either (LoCoMo conv-26 and conv-41)
@@ -336,7 +336,9 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
         ),
     ]
     extra = verbatim_units(Fragment("c1", 1, hello, "2023-05-08"), [], min_words=6)
-    assert [(u.evidence.start, u.fact.text) for u in extra] == [(18, "John finally got the promotion at the bank.")]
+    assert [(u.evidence.start, u.fact.text) for u in extra] == [
+        (18, 'John said: "I finally got the promotion at the bank."')
+    ]
 
     # a sentence addressing the listener by name without "I" is about the listener's story (conv-41)
     comments = [
@@ -351,8 +353,8 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     ]
     extra = verbatim_units(Fragment("c1", 1, comments, "2023-06-09"), [], min_words=5)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (20, "We went to the playground with the kids, it was fun."),
-        (22, "Maria volunteer at the shelter."),
+        (20, 'John told Maria: "We went to the playground with the kids, it was fun."'),
+        (22, 'Maria told John: "I volunteer at the shelter."'),
     ]
 
 
@@ -376,7 +378,7 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
     assert verbatim_units(frag, [unit], min_words=6) == []  # the span covers turn 13
     extra = verbatim_units(frag, [unit], min_words=6, within_spans=True)
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (13, "Yeah, Melanie painted that lake sunrise last year! It's special to Melanie.")
+        (13, 'Melanie told Caroline: "Yeah, I painted that lake sunrise last year! It\'s special to me."')
     ]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
@@ -395,7 +397,10 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
     frag = Fragment("c1", 1, turns, "2023-01-20")
     first, reply, lease = verbatim_units(frag, [], min_words=6, reply_words=12)
     assert (first.evidence.start, first.fact.summary) == (26, "")  # nothing before it in the fragment
-    assert (reply.evidence.start, reply.evidence.end) == (26, 27) and reply.fact.text == "So glad to be part of it all."
+    assert (reply.evidence.start, reply.evidence.end) == (
+        26,
+        27,
+    ) and reply.fact.text == 'Jon told Gina: "So glad to be part of it all."'
     assert reply.fact.summary == "reply to Gina: Wow, they look great! Can't wait to see them rock the festival."
     assert (lease.evidence.start, lease.fact.summary) == (28, "")  # names what it is about
     assert [(u.evidence.start, u.fact.summary) for u in verbatim_units(frag, [], min_words=6, reply_words=0)] == [

@@ -391,7 +391,10 @@ def verbatim_units(
             FTAUnit(
                 case_id=fragment.case_id,
                 fact=FactAnchor(
-                    text=own_words(turn, said), summary=summary, content_type="general_fact", participants=who
+                    text=own_words(turn, said, listeners),
+                    summary=summary,
+                    content_type="general_fact",
+                    participants=who,
                 ),
                 time=TimeAnchor(
                     dialogue_time=fragment.session_time,
@@ -409,11 +412,14 @@ def verbatim_units(
     return out
 
 
-def own_words(turn: Turn, said: str) -> str:
-    """The fallback's fact for a turn whose statements are ``said``: in the third person, clipped
-    (the unit checks recognise a turn's own words by it)."""
-    text = _clip(third_person(said, turn.speaker) if turn.speaker else said, 400)
-    return text if turn.speaker else f"{turn.role} said: {text}"
+def own_words(turn: Turn, said: str, listeners: list[str] = ()) -> str:
+    """The fallback's fact for a turn whose statements are ``said``: the speaker's words quoted,
+    clipped, after who said them to whom. Quoted, "I" and "you" name their people and the
+    sentence stays the speaker's; rewritten into the third person it read "Melanie cherish time
+    with family" and "Caroline is so proud of you"."""
+    who = turn.speaker or turn.role
+    to = f" told {listeners[0]}" if turn.speaker and len(listeners) == 1 else " said"
+    return f'{who}{to}: "{_clip(said.strip(), 400)}"'
 
 
 def _clip(text: str, limit: int) -> str:
@@ -581,7 +587,8 @@ def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, writ
         out = out.model_copy(update={"evidence_turn_span": [min(first, turn.idx), max(last, turn.idx)]})
         unit = to_unit(out, fragment).model_copy(update={"construction_status": "final"})
         if not about_turn(unit.fact.text, turn, seen):
-            text = third_person(turn.text.strip(), turn.speaker) if turn.speaker else turn.text.strip()
+            others = sorted({t.speaker for t in fragment.turns if t.speaker and t.speaker != turn.speaker})
+            text = own_words(turn, turn.text, others)
             # The model's summary belonged to the fact it wrote, not to this turn.
             unit = unit.model_copy(
                 update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}), "origin": "copied"}

@@ -2,7 +2,7 @@
 rebuilt from their recorded replies, content recall against the unflipped rebuild.
 
     .venv/bin/python benchmarks/switches.py --replies /work/builds/dev-main/replies.jsonl \\
-        --recorded-builds /work/builds/dev-main --out RUNS [--switch NAME[=VALUE] ...] [--dry-run]
+        --recorded-builds /work/builds/dev-main --out RUNS [--switch NAME[=VALUE][,NAME=VALUE] ...] [--dry-run]
         [--split dev | --data FILE --dataset esmemeval [--case ID] [--sessions N]] [--model M]
 
 Steps (each a run of ``benchmarks/evidence.py`` into its own folder under ``--out``, FTA-Mem only):
@@ -74,10 +74,18 @@ def chosen(named: list[str]) -> dict[str, str]:
         return every
     out = {}
     for item in named:
-        name, _, value = item.partition("=")
-        if name not in Settings.model_fields:
-            sys.exit(f"--switch: no setting {name!r}")
-        out[name] = value or every.get(name) or sys.exit(f"--switch {name}: give a value (NAME=VALUE)")
+        parts = []
+        for one in item.split(","):  # a group flipped together: NAME=VALUE,NAME=VALUE
+            name, _, value = one.partition("=")
+            if name not in Settings.model_fields:
+                sys.exit(f"--switch: no setting {name!r}")
+            value = value or every.get(name) or sys.exit(f"--switch {name}: give a value (NAME=VALUE)")
+            parts.append(f"{name}={value}")
+        if len(parts) == 1:
+            name, _, value = parts[0].partition("=")
+            out[name] = value
+        else:
+            out[",".join(parts)] = ""
     return out
 
 
@@ -234,7 +242,8 @@ def main(argv: list[str] | None = None) -> None:
         nargs="+",
         default=[],
         metavar="NAME[=VALUE]",
-        help="only these (default: every switch beyond the paper this benchmark can measure)",
+        help="only these (default: every switch beyond the paper this benchmark can measure); "
+        "NAME=VALUE,NAME=VALUE flips a group together",
     )
     p.add_argument("--split", default="dev")
     p.add_argument("--dataset", default="locomo")
@@ -265,8 +274,9 @@ def main(argv: list[str] | None = None) -> None:
         print(note)
     rows = []
     for name, value in todo.items():
-        folder = args.out / f"{name}={value}"
-        result = run(args, folder, base_dir / "replies.jsonl", ["--set", f"{name}={value}"])
+        flips = name.split(",") if not value else [f"{name}={value}"]
+        folder = args.out / ",".join(flips)
+        result = run(args, folder, base_dir / "replies.jsonl", [x for f in flips for x in ("--set", f)])
         rows.append(row(name, value, base, result, base_dir, folder))
         print(markdown_table(rows[-1:]), file=sys.stderr, flush=True)  # progress: a run takes minutes
     print(markdown_table(rows))

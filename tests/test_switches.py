@@ -120,3 +120,11 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     assert todo["verbatim_fallback"] == "false" and todo["turn_anchors"] == "true"  # to the paper; a candidate on
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
     assert len(todo) == 25
+
+
+def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):
+    _, switches = benchmarks
+    todo = switches.chosen(["turn_channel=0,source_similarity", "ground_anchors"])
+    assert todo == {"turn_channel=0,source_similarity=0.0": "", "ground_anchors": "false"}
+    with pytest.raises(SystemExit):
+        switches.chosen(["turn_channel=0,no_such_setting=1"])

@@ -124,3 +124,22 @@ def test_a_build_with_the_setting_gives_the_model_unit_and_the_copy_the_stated_a
 def test_without_the_setting_no_unit_takes_them(store):
     units = _build(store, on=False)
     assert all(a.emotion_or_state == "unknown" and a.intention_or_plan == "unknown" for a in units.values())
+
+
+@pytest.mark.parametrize(
+    "sentence, news",
+    [
+        ("I'm so proud of you for spreading awareness.", True),
+        ("I'm glad to hear you've got other things to help you.", True),
+        ("I'm so happy for you!", True),
+        ("I'm so happy and I got the job.", False),  # a feeling of their own
+        ("I'm excited for you, I start my new job tomorrow.", False),  # and news of their own
+        ("I went to the park.", False),
+    ],
+)
+def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(sentence, news):
+    from ftamem_core.construction.extraction import statements
+    from ftamem_core.text.english_feelings import listeners_news
+
+    assert listeners_news(sentence) is news
+    assert (statements(sentence) == "") is news  # a copy of the turn leaves it out

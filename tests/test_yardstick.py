@@ -94,7 +94,9 @@ def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
     store.ingest([doc])
     assert fill(store, "c2", "verbatim", EMB, load_settings()) == 2
     facts = sorted(u.fact.text for u in store.units("c2"))
-    assert facts[0].startswith('Maya told Sam: "I started a pottery class') and facts[1].startswith('Sam told Maya: "My dog Pixie')
+    assert facts[0].startswith('Maya told Sam: "I started a pottery class') and facts[1].startswith(
+        'Sam told Maya: "My dog Pixie'
+    )
     with pytest.raises(ValueError):
         fill(store, "c2", "random", EMB, load_settings())
 

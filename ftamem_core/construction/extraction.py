@@ -338,8 +338,8 @@ def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     listener: in the second person, or addressing one of ``listeners`` by name, without "I".
     "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
     at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
-    about Jon's playground."""
-    return " ".join(s for s in saying(text) if not to_listener(s, listeners))
+    about Jon's playground, and "I'm so proud of you!" is about Jon's news."""
+    return " ".join(s for s in saying(text) if not to_listener(s, listeners) and not english_feelings.listeners_news(s))
 
 
 def verbatim_units(

@@ -123,6 +123,24 @@ def feelings(statement: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def listeners_news(sentence: str) -> bool:
+    """Whether a sentence's first person only reacts to the listener's news: "I'm so proud of you
+    for spreading awareness", "I'm glad to hear you've got help" (its feeling is about them)."""
+    sentence = sentence.replace("\u2019", "'")
+    found = False
+    for m in _FEELING.finditer(sentence):
+        after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
+        if m.group("a").lower() not in FEELINGS | {"good", "sorry"}:
+            continue
+        if not _ABOUT_LISTENER.intersection(after):
+            return False  # a feeling of their own
+        found = True
+    if not found:
+        return False
+    rest = _FEELING.sub("", sentence)
+    return not re.search(r"\b(?:I|me|my|mine|myself)\b", rest)
+
+
 def intentions(statement: str) -> list[str]:
     """The plans a first-person statement states ("apply at the bank"), at most
     ``INTENTION_WORDS`` words each."""

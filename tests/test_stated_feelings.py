@@ -25,6 +25,9 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I'm really not that happy with my job.", ["not happy"]),
         ("I wasn\u2019t scared at all.", ["not scared"]),
         ("I have been feeling overwhelmed lately.", ["overwhelmed"]),
+        ("Guilty at first, honestly. But relieved.", ["guilty", "relieved"]),  # answers to "how did it feel?"
+        ("Sad but lighter. The night calls have stopped.", ["sad but lighter"]),
+        ("Lighter. I still get anxious before my shifts.", ["anxious", "lighter"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -42,6 +45,8 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "I'm bad at maths.",
         "You seem sad.",  # the listener's reading, not a statement
         "She was angry.",  # about someone else
+        "Lost my job last week.",  # a verb, not an answer
+        "Happy birthday!",
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):

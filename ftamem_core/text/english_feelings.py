@@ -28,7 +28,7 @@ FEELINGS = frozenset(
     ecstatic embarrassed emotional empty energized enraged envious exasperated excited exhausted
     fearful fed frightened frustrated fulfilled furious glad gloomy grateful grieving guilty
     happy heartbroken helpless hopeful hopeless horrible humiliated hurt impatient insecure
-    inspired irritated isolated jealous joyful lonely lost loved low mad miserable motivated
+    inspired irritated isolated jealous joyful lighter lonely lost loved low mad miserable motivated
     nervous numb optimistic overjoyed overwhelmed panicked panicky paranoid peaceful pessimistic
     proud rejected relaxed relieved resentful restless sad safe satisfied scared shaken shocked
     shy sick stressed stuck surprised tense terrible terrified thankful thrilled tired torn
@@ -64,7 +64,7 @@ _MODIFIERS = (
     r"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|not|never)"
 )
 _SELF = (
-    r"\bi(?:'m| am|'ve been| have been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
+    r"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of))?(?:'m| am|'ve been| have been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
     r"'m feeling| am feeling| was feeling| had been| feel like i'm)"
 )
 _NEGATED = r"\bi(?:'m not| am not| wasn't| was not| don't feel| didn't feel| do not feel| did not feel| never feel)"
@@ -74,6 +74,16 @@ _FEELING = re.compile(
     rf"(?:\s+(?P<conj>and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z]+))?",
     re.IGNORECASE,
 )
+# A feeling given as an answer ("How did that feel?" - "Guilty at first, honestly. But relieved."):
+# a short sentence that opens with it.
+_ANSWER = re.compile(
+    rf"^(?:(?:but|and|honestly|mostly|just|still|a bit|pretty|really|so|very|quite|kind of|a little),?\s+)*"
+    rf"(?P<a>[a-z]+)(?:\s+(?P<conj>and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z]+))?\b",
+    re.IGNORECASE,
+)
+ANSWER_WORDS = 6
+# what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
+_ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
 _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
 
 _INTENT = re.compile(
@@ -119,6 +129,19 @@ def feelings(statement: str) -> list[str]:
         if b in _SECOND:
             phrase = f"{phrase} {m.group('conj').lower()} {b}"
         out.append(phrase)
+    for sentence in re.split(r"(?<=[.!?])\s+", statement.strip()):
+        m = _ANSWER.match(sentence)
+        rest = sentence[m.end() :].strip(" .!") if m else ""
+        if (
+            m
+            and len(sentence.split()) <= ANSWER_WORDS
+            and m.group("a").lower() in FEELINGS
+            and (not rest or rest.startswith(",") or _ANSWER_TAIL.match(rest))
+        ):
+            b = (m.group("b") or "").lower()
+            out.append(
+                f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
+            )
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     return list(dict.fromkeys(out))
 

@@ -252,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sessions", type=int)
     p.add_argument("--model", default="qwen2.5-1.5b")
     p.add_argument("--dry-run", action="store_true", help="list the switches and values only")
+    p.add_argument("--results", type=Path, help="append the rows to RESULTS/switches.jsonl")
+    p.add_argument("--note", help="a note kept with the rows (what the baseline is)")
     args = p.parse_args(argv)
     if args.data:
         args.split = None
@@ -282,6 +284,29 @@ def main(argv: list[str] | None = None) -> None:
     print(markdown_table(rows))
     for name, why in NOT_MEASURED.items():
         print(f"not measured: {name}: {why}")
+    if args.results:
+        saved = keep(args, rows)
+        print(f"{saved} rows added to {args.results / 'switches.jsonl'}")
+
+
+def keep(args, rows: list[dict]) -> int:
+    """Append the rows to ``RESULTS/switches.jsonl`` with what they were measured on."""
+    import datetime
+    import subprocess
+
+    code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    where = {
+        "split": args.split or args.dataset,
+        "code": code.stdout.strip() or "unknown",
+        "recording": args.replies.name if args.replies.parent.name != "baseline" else str(args.replies.parent),
+        "measured_at": datetime.date.today().isoformat(),
+        "note": args.note or "",
+    }
+    args.results.mkdir(parents=True, exist_ok=True)
+    with open(args.results / "switches.jsonl", "a", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps({**where, **r}, ensure_ascii=False) + "\n")
+    return len(rows)
 
 
 if __name__ == "__main__":

@@ -112,6 +112,12 @@ def test_switches_replays_a_recording_and_says_which_calls_went_live(tmp_path, b
     for name in ("baseline", "ground_facts=false", "source_similarity=0.0"):
         assert (tmp_path / "runs" / name / "evidence-questions.jsonl").exists()
     assert all(cell.startswith(("+", "-")) for cell in (similarity[f"content recall {b}"] for b in (250, 500, 1000)))
+    # again with --results: the finished runs are reused and their rows kept as data
+    args = ["--replies", str(tmp_path / "replies.jsonl"), "--out", str(tmp_path / "runs"), "--switch"]
+    switches.main([*where, *args, "source_similarity", "--results", str(tmp_path / "results"), "--note", "n"])
+    (kept,) = [json.loads(line) for line in (tmp_path / "results" / "switches.jsonl").read_text().splitlines()]
+    assert kept["switch"] == "source_similarity" and kept["note"] == "n" and kept["split"] == "esmemeval"
+    assert kept["content recall 250"] == similarity["content recall 250"]
 
 
 def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmarks):

@@ -294,6 +294,7 @@ def keep(args, rows: list[dict]) -> int:
     import datetime
     import subprocess
 
+    # the code of this checkout: a rerun over runs made by other code must say so in --note
     code = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     where = {
         "split": args.split or args.dataset,

@@ -13,7 +13,7 @@ from ftamem_core.evaluation.evidence import Shown, answerable, fta_packet, rag_p
 from ftamem_core.evaluation.sanity import NULL_BLOCK, fill
 from ftamem_core.evaluation.splits import SPLITS, split_of
 from ftamem_core.evaluation.stats import paired_bootstrap, stratified_bootstrap
-from ftamem_core.evaluation.unit_counts import is_copy, pronoun_led, unit_counts
+from ftamem_core.evaluation.unit_counts import is_copy, pronoun_led, second_person, unit_counts
 from ftamem_core.retrieval.inference import ask
 from ftamem_core.llm.scripted import ScriptedLLM
 from ftamem_core.models import Session, SessionDocument, Turn, CaseDocument, Case
@@ -230,6 +230,11 @@ def test_unit_counts_flag_what_a_reader_would(store):
     c = unit_counts(store, "c1")
     assert (c["pronoun_led"], c["copies_of_a_turn"], c["second_person"], c["with_feeling"]) == (1, 1, 1, 1)
     assert pronoun_led("Maya went home. She slept.") and not pronoun_led("Maya went home.")
+    # a quote after who said it to whom names its "I" and "you"; its "it" stays unnamed
+    assert not pronoun_led('Maya told Sam: "I went home. You know why."')
+    assert pronoun_led('Maya told Sam: "I went home. It was late."') and pronoun_led('Maya said: "You know."')
+    assert not second_person('Maya told Sam: "Did you see?"') and second_person('Maya said: "Did you see?"')
+    assert is_copy('Maya told Sam: "I adopted a puppy named Pixie!"', "I adopted a puppy named Pixie!")
     assert is_copy("Maya adopted a puppy named Pixie", "I adopted a puppy named Pixie!") and not is_copy(
         "Maya adopted a puppy", "I adopted a puppy named Pixie from the shelter downtown"
     )

@@ -38,14 +38,38 @@ SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself)\b", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z']+)")
 
 
+# A quote after who said it to whom ('Maya told Sam: "I ..."'): its "I" and "you" name them.
+_QUOTED = re.compile(
+    r'^(?P<who>[A-Z][\w\'-]*(?: [A-Z][\w\'-]*)?) (?:told (?P<to>[A-Z][\w\'-]*)|said): "(?P<words>.*)"$', re.S
+)
+NAMED_BY_QUOTE = {"i", "my", "me", "mine", "myself", "you", "your", "yours", "yourself"}
+
+
+def quoted(text: str) -> tuple[str, bool] | None:
+    """A quoted fact's words and whether it names its listener, else None."""
+    m = _QUOTED.match(text.strip())
+    return (m.group("words"), m.group("to") is not None) if m else None
+
+
 def pronoun_led(text: str) -> bool:
-    """A sentence of ``text`` opens with a pronoun (English)."""
-    return any(w.lower().split("'")[0] in PRONOUNS for w in _SENTENCE_START.findall(text))
+    """A sentence of ``text`` opens with a pronoun (English) that nothing in the unit names; in
+    a quote after who said it to whom, "I" and "you" are named."""
+    q = quoted(text)
+    named = NAMED_BY_QUOTE if q and q[1] else {"i", "my", "me", "mine", "myself"} if q else set()
+    words = _SENTENCE_START.findall(q[0] if q else text)
+    return any(w.lower().split("'")[0] in PRONOUNS - named for w in words)
+
+
+def second_person(text: str) -> bool:
+    """ "you" with no listener named in the unit."""
+    q = quoted(text)
+    return not (q and q[1]) and bool(SECOND_PERSON.search(q[0] if q else text))
 
 
 def is_copy(fact: str, turn_text: str, share: float = 0.8) -> bool:
-    """``fact`` is ``turn_text`` retold: each holds ``share`` of the other's content words."""
-    a, b = content_stems(fact), content_stems(turn_text)
+    """``fact`` is ``turn_text`` retold (or quoted): each holds ``share`` of the other's content words."""
+    q = quoted(fact)
+    a, b = content_stems(q[0] if q else fact), content_stems(turn_text)
     return bool(a and b) and len(a & b) >= share * len(a) and len(a & b) >= share * len(b)
 
 
@@ -89,7 +113,7 @@ def unit_counts(store: Store, case_id: str, embedder=None, duplicate_cosine: flo
         "with_event_time": sum(known(u.time.event_time) for u in units),
         "with_orientation": sum(known(u.time.time_orientation) for u in units),
         "pronoun_led": sum(pronoun_led(u.fact.text) for u in units),
-        "second_person": sum(bool(SECOND_PERSON.search(u.fact.text)) for u in units),
+        "second_person": sum(second_person(u.fact.text) for u in units),
         "under_3_content_words": sum(len(content_stems(u.fact.text)) < 3 for u in units),
         "duplicate_pairs": len(duplicates),
         "types": dict(Counter(u.fact.content_type for u in units).most_common()),

@@ -171,7 +171,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
             return np.repeat(vectors[1:2], len(texts), axis=0)
 
     reply = {"answer": "x", "cited_unit_ids": []}
-    base = load_settings(environ={}, tau=-1.0, turn_channel=0)
+    base = load_settings(environ={}, retrieval={"tau": -1.0, "turn_channel": 0})
     trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base, ablations=PRESETS["no_rewrite"])
     assert b not in trace.shown_unit_ids and trace.settings["retrieve_archived"] is False
     trace = ask(
@@ -180,7 +180,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
         "q",
         ScriptedLLM([reply]),
         Vectors(),
-        base.with_overrides(retrieve_archived=True),
+        base.with_overrides(retrieval={"retrieve_archived": True}),
         ablations=PRESETS["no_rewrite"],
     )
     assert b in trace.shown_unit_ids and "now archived" in trace.packet_text
@@ -541,7 +541,7 @@ def test_item2_retention_is_bounded_everywhere(tmp_path, capsys):
     with pytest.raises(StoreError, match="from 1 to 36500"):
         privacy.set_retention(store, "sample-daniel", 3_000_000)
     with pytest.raises(ValidationError):
-        load_settings(db_path=db, retention_days=999999999)
+        load_settings(storage={"db_path": db}, governance={"retention_days": 999999999})
 
 
 @pytest.mark.parametrize(

@@ -120,3 +120,20 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     assert todo["verbatim_fallback"] == "false" and todo["turn_anchors"] == "true"  # to the paper; a candidate on
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
     assert len(todo) == 24
+
+
+def test_set_and_switch_take_a_phase_or_a_bare_name_and_name_runs_bare(benchmarks):
+    from argparse import Namespace
+
+    from ftamem_core.cli.parser import set_option
+
+    evidence, switches = benchmarks
+    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("turn_anchors=true")])
+    # a build file and a result row name each setting bare, as they did before phases
+    assert evidence.set_names(given) == {"ground_facts": "false", "turn_anchors": "true"}
+    assert switches.chosen(["extraction.ground_facts", "turn_anchors=true"]) == {
+        "ground_facts": "false",
+        "turn_anchors": "true",
+    }
+    with pytest.raises(SystemExit, match="no setting 'bogus'"):
+        switches.chosen(["bogus"])

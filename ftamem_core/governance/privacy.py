@@ -225,7 +225,7 @@ def _bad(message: str):
 
 
 def read_import(store: Store, path: str | Path, max_mb: int = 50) -> str:
-    """Import an export file of at most ``max_mb`` megabytes (setting max_upload_mb)."""
+    """Import an export file of at most ``max_mb`` megabytes (setting input.max_upload_mb)."""
     from ..loaders.common import LoadError, read_capped
 
     try:

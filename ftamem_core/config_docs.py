@@ -55,7 +55,9 @@ Before settings were grouped by phase every phase's settings were top-level, wit
 `[index]` and `[backends."NAME"]` tables of their own. A TOML file, an environment variable
 (`FTAMEM_TAU`) or an override that still names a setting the old way is refused, and the error
 names its place now (`retrieval.tau`: `[retrieval] tau = ...`, `FTAMEM_RETRIEVAL_TAU`); nothing is
-read from it until it is moved.
+read from it until it is moved. Build records a store wrote before are moved to the new layout
+once, when the store is opened (migration `0010_build_settings_by_phase`), as are those of an
+older case export when it is imported.
 
 A preset (`ask --preset`, the Ask page's "Method", an `fta-<preset>` eval method) adds its
 ablation switch to those of the settings.

@@ -434,6 +434,19 @@ def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, 
     _other_case_still_works(store)
 
 
+def test_an_export_written_before_phases_is_imported_with_its_build_settings_by_phase(tmp_path):
+    from test_store import BY_PHASE, FLAT_BUILD_SETTINGS
+
+    source = built(Store(tmp_path / "src.db"), "x")
+    doc = privacy.export_case(source, "x")
+    assert doc["tables"]["builds"]
+    for row in doc["tables"]["builds"]:
+        row["settings"] = json.dumps(FLAT_BUILD_SETTINGS)  # as an older version recorded it
+    store = Store(tmp_path / "m.db")
+    privacy.import_case(store, doc)
+    assert [b.settings for b in store.builds("x")] == [BY_PHASE] * len(doc["tables"]["builds"])
+
+
 def test_item1_import_remaps_every_reference(tmp_path):
     source = built(Store(tmp_path / "src.db"), "x")
     a, b = [u.id for u in source.units("x")[:2]]

@@ -47,7 +47,7 @@ with st.sidebar:
     ui.case_selector()
     if user:
         st.text(f"Signed in as {user}")
-        if s.auth.oidc:
+        if s.governance.auth.oidc:
             st.button("Sign out", on_click=st.logout)
         elif st.button("Sign out"):
             del st.session_state["user"]
@@ -57,7 +57,7 @@ with st.sidebar:
         st.text_input("Your name (for the edit history)", key="who", placeholder="type your name")
         ui.remember_name()
     with st.expander("Backend", expanded=False):
-        options = list(ui.backends()) + ([CUSTOM] if s.allow_custom_backend else [])
+        options = list(ui.backends()) + ([CUSTOM] if s.app.allow_custom_backend else [])
         st.selectbox("LLM backend", options, key="backend_choice")
         if st.session_state.get("backend_choice") == CUSTOM:
             st.text_input("Server URL", key="base_url", value="http://127.0.0.1:8000/v1")
@@ -84,7 +84,8 @@ with st.sidebar:
     with st.expander("Settings in force"):
         st.dataframe(
             settings_rows(
-                s.model_dump(exclude={"llm", "backends", "auth"}) | {"llm": cfg.model_dump(exclude={"api_key"})}
+                s.model_dump(exclude={"llm": True, "app": {"backends"}, "governance": {"auth"}})
+                | {"llm": cfg.model_dump(exclude={"api_key"})}
             ),
             hide_index=True,
         )

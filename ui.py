@@ -46,11 +46,11 @@ def settings() -> Settings:
 
 @st.cache_resource
 def store(db_path: str) -> Store:
-    return Store(db_path, index_config=settings().index)
+    return Store(db_path, index_config=settings().storage.index)
 
 
 def active_store() -> Store:
-    return store(settings().db_path)
+    return store(settings().storage.db_path)
 
 
 @st.cache_resource
@@ -58,7 +58,7 @@ def purge_expired() -> list[str]:
     """Retention is enforced when the app starts (once per process); returns the cases it could
     not evaluate (privacy.expired)."""
     skipped: list[str] = []
-    privacy.purge_expired(active_store(), settings().retention_days, skipped=skipped)
+    privacy.purge_expired(active_store(), settings().governance.retention_days, skipped=skipped)
     return skipped
 
 
@@ -70,7 +70,7 @@ def embedder() -> Embedder:
 @st.cache_resource
 def _llm(config_json: str) -> LLM:
     return make_llm(
-        LLMConfig.model_validate_json(config_json), settings().model_dir, recorder=active_store().record_call
+        LLMConfig.model_validate_json(config_json), settings().storage.model_dir, recorder=active_store().record_call
     )
 
 
@@ -336,19 +336,19 @@ def signed_in() -> str | None:
     """Who is signed in: with OIDC the provider's identity (st.user's e-mail, else name), else a
     configured user's name; None when nobody is."""
     s = settings()
-    if s.auth.oidc:
+    if s.governance.auth.oidc:
         if not st.user.is_logged_in:
             return None
         return str(st.user.get("email") or st.user.get("name") or "signed-in user")
     user = st.session_state.get("user")
-    return user if user in s.auth.users else None
+    return user if user in s.governance.auth.users else None
 
 
 @st.cache_resource
 def attempts() -> auth.Attempts:
     """Failed sign-ins in this process (every session's), for the lockout."""
     s = settings()
-    return auth.Attempts(s.auth.max_failures, s.auth.lockout_minutes)
+    return auth.Attempts(s.governance.auth.max_failures, s.governance.auth.lockout_minutes)
 
 
 def _request() -> tuple[str | None, str]:
@@ -363,24 +363,24 @@ def sign_in() -> str | None:
     s = settings()
     address = st.get_option("server.address") or ""
     host, client = _request()
-    if not auth.host_allowed(host, address, s.auth.allowed_hosts):
+    if not auth.host_allowed(host, address, s.governance.auth.allowed_hosts):
         st.error(
             plain(
                 f"This app does not answer to {host!r}: open it at the address it was started on, or add the "
-                "name to the setting auth.allowed_hosts."
+                "name to the setting governance.auth.allowed_hosts."
             )
         )
         st.stop()
-    if not auth.sign_in_required(address, s.auth.users, s.auth.oidc):
+    if not auth.sign_in_required(address, s.governance.auth.users, s.governance.auth.oidc):
         return None
-    problem = auth.start_problem(address, s.auth.users, s.auth.oidc)
+    problem = auth.start_problem(address, s.governance.auth.users, s.governance.auth.oidc)
     if problem:  # scripts/app_server.py refuses to start like this; say so if started otherwise
         st.error(plain(f"Refusing to serve: {problem}."))
         st.stop()
     user = signed_in()
     if user is not None:
         return user
-    if s.auth.oidc:
+    if s.governance.auth.oidc:
         st.button("Sign in", on_click=st.login)
         st.stop()
     st.title("FTA-Mem Studio")
@@ -391,7 +391,7 @@ def sign_in() -> str | None:
             wait = attempts().locked(name, client)
             if wait:  # the password is not even checked
                 st.error(f"Too many failed sign-ins: try again in {max(1, round(wait / 60))} minute(s).")
-            elif auth.check_user(s.auth.users, name, password):
+            elif auth.check_user(s.governance.auth.users, name, password):
                 attempts().succeeded(name, client)
                 st.session_state["user"] = name
                 st.rerun()
@@ -415,7 +415,7 @@ def backends() -> dict[str, LLMConfig]:
     """The backends the sidebar offers: the settings' own first, then the named ones, then the
     embedded models."""
     s = settings()
-    offered = {f"settings: {s.llm.backend} · {s.llm.model}": s.llm, **s.backends}
+    offered = {f"settings: {s.llm.backend} · {s.llm.model}": s.llm, **s.app.backends}
     for name in EMBEDDED_MODELS:
         offered.setdefault(
             f"embedded · {name}", s.llm.model_copy(update={"backend": "embedded", "model": name, "base_url": None})

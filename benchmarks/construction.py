@@ -39,7 +39,7 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
             consent_note="public research dataset",
         )
         case = next(iter(outcome))
-        llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+        llm = make_llm(settings.llm, settings.storage.model_dir, recorder=store.record_call)
         started = time.perf_counter()
         report = Builder(store, llm, Embedder.from_settings(settings), settings).build(case, segmentation=variant)
         seconds = time.perf_counter() - started
@@ -47,7 +47,7 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
         store.close()
     return {
         "variant": variant,
-        "coverage_pass": settings.coverage_pass,
+        "coverage_pass": settings.extraction.coverage_pass,
         "turns": cost["turns"],
         "seconds": round(seconds, 1),
         "turns_per_min": round(cost["turns"] / seconds * 60, 1),
@@ -70,7 +70,7 @@ def main() -> None:
     p.add_argument("--coverage-pass", action="store_true", help="with the coverage pass (not in the paper)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    settings = load_settings(llm={"model": args.model}, coverage_pass=args.coverage_pass or None)
+    settings = load_settings(llm={"model": args.model}, extraction={"coverage_pass": args.coverage_pass or None})
     rows = []
     for variant in args.variants:
         rows.append(run(variant, args.file, settings, args.case))
@@ -78,7 +78,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"construction benchmark: {args.file.name}, model {args.model}, W={settings.window_size}")
+    print(f"construction benchmark: {args.file.name}, model {args.model}, W={settings.segmentation.window_size}")
     print(markdown_table(rows))
 
 

@@ -40,7 +40,8 @@ sys.path.insert(0, str(ROOT))
 from ftamem_core.governance import consent  # noqa: E402
 from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.construction.build_events import SessionDone  # noqa: E402
-from ftamem_core.config import load_settings  # noqa: E402
+from ftamem_core.cli.parser import set_option  # noqa: E402
+from ftamem_core.config import changes_from, load_settings  # noqa: E402
 from ftamem_core.construction.builder import Builder  # noqa: E402
 from ftamem_core.llm.embeddings import Embedder  # noqa: E402
 from ftamem_core.evaluation.content import SHOWN_SHARE  # noqa: E402
@@ -53,6 +54,7 @@ from ftamem_core.evaluation.unit_counts import unit_counts  # noqa: E402
 from ftamem_core.llm.factory import make_llm  # noqa: E402
 from ftamem_core.loaders import load_file  # noqa: E402
 from ftamem_core.models import utcnow  # noqa: E402
+from ftamem_core.setting import merged  # noqa: E402
 from ftamem_core.retrieval.packet import approx_tokens  # noqa: E402
 from ftamem_core.retrieval.pipeline import TurnIndex  # noqa: E402
 from ftamem_core.llm.replay import Recording, Replaying  # noqa: E402
@@ -66,9 +68,10 @@ BUDGETS = (250, 500, 1000)
 MEMORIES = ("fta", "null", "verbatim")
 
 
-def setting(text: str) -> tuple[str, object]:
-    name, _, value = text.partition("=")
-    return name, value
+def set_names(args) -> dict[str, str]:
+    """The --set settings by bare name, as the build files and result rows were named before
+    settings were grouped by phase (every bare name is one setting's)."""
+    return {path[-1]: value for path, value in args.set}
 
 
 def document(args, case_id: str | None):
@@ -84,7 +87,7 @@ def document(args, case_id: str | None):
 def build_path(args, doc) -> Path:
     if args.db:
         return args.db
-    tag = "".join(f"-{name}={value}" for name, value in args.set)
+    tag = "".join(f"-{name}={value}" for name, value in set_names(args).items())
     folder = args.builds or ROOT / "artifacts" / "evidence"
     return Path(folder) / f"{doc.case.id}-s{args.sessions or 'all'}{'' if args.builds else '-' + args.model}{tag}.db"
 
@@ -93,11 +96,11 @@ def prepare(args, settings, doc) -> tuple[Store, dict]:
     """The case built with the model (or the build already in its database), and per stage how
     its replies were served (replayed, in order, live) when replaying or recording."""
     db = build_path(args, doc)
-    store = Store(db, index_config=settings.index)
+    store = Store(db, index_config=settings.storage.index)
     store.ingest([doc], on_exists="skip")
     if not consent.granted(store, doc.case.id):
         consent.record(store, doc.case.id, "granted", "benchmark", "public research dataset")
-    llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    llm = make_llm(settings.llm, settings.storage.model_dir, recorder=store.record_call)
     if args.record or args.replay:
         llm = Replaying(llm, record=args.record, replay=args.recording, stages=args.replay_stages)
     report = Builder(
@@ -127,7 +130,7 @@ def sanity_store(fta_db: Path, doc, memory: str, settings, embedder) -> Store:
     for old in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
         old.unlink(missing_ok=True)
     shutil.rmtree(path.with_suffix(".faiss"), ignore_errors=True)
-    store = Store(path, index_config=settings.index)
+    store = Store(path, index_config=settings.storage.index)
     store.ingest([doc], on_exists="skip")
     fill(store, doc.case.id, memory, embedder, settings)
     return store
@@ -139,7 +142,7 @@ def measure(stores: dict[str, Store], case_id: str, settings, embedder, count=ap
     first = next(iter(stores.values()))
     categories = {"1", "2", "3", "4"} if first.get_case(case_id).source_format == "locomo" else None
     questions = answerable(first, case_id, categories)
-    turns = TurnIndex.build(embedder, first.turns(case_id), settings.source_reply_context)
+    turns = TurnIndex.build(embedder, first.turns(case_id), settings.retrieval.source_reply_context)
     text = {t.idx: t.text for t in turns.turns}
     k, _ = settings.k_for(first.get_case(case_id).source_format)
     vectors = embedder.encode([q.question for q, _ in questions]) if questions else []
@@ -233,7 +236,7 @@ def time_asks(store: Store, case_id: str, settings, n: int) -> list[dict]:
 
     from ftamem_core.retrieval.inference import ask
 
-    llm, embedder = make_llm(settings.llm, settings.model_dir), Embedder.from_settings(settings)
+    llm, embedder = make_llm(settings.llm, settings.storage.model_dir), Embedder.from_settings(settings)
     rows = []
     for q, _ in answerable(store, case_id)[:n]:
         started = time.perf_counter()
@@ -262,7 +265,7 @@ def time_processes(db: Path, case_id: str, model: str, n: int) -> list[dict]:
     from ftamem_core.storage.store import Store
 
     rows = []
-    store = Store(db, index_config=load_settings().index)
+    store = Store(db, index_config=load_settings().storage.index)
     for q, _ in answerable(store, case_id)[:n]:
         started = time.perf_counter()
         out = subprocess.run(
@@ -366,9 +369,10 @@ def main(argv: list[str] | None = None) -> dict:
         "--set",
         action="append",
         default=[],
-        type=setting,
-        metavar="NAME=VALUE",
-        help="a setting for this run, e.g. verbatim_fallback=false",
+        type=set_option,
+        metavar="PHASE.NAME=VALUE",
+        help="a setting for this run, e.g. extraction.verbatim_fallback=false (or verbatim_fallback=false: "
+        "a bare name one phase alone has)",
     )
     p.add_argument(
         "--ask",
@@ -405,9 +409,9 @@ def main(argv: list[str] | None = None) -> dict:
         sys.exit("--db names one build: use --builds for a split")
     # loaded once: replies kept in recorded order go on from case to case
     args.recording = Recording(args.replay, args.replay_stages) if args.replay else None
-    settings = load_settings(llm={"model": args.model}, **dict(args.set))
+    settings = load_settings(**merged(changes_from(args.set), {"llm": {"model": args.model}}))
     embedder = Embedder.from_settings(settings)
-    count = make_llm(settings.llm, settings.model_dir).count_tokens  # the app's own token count
+    count = make_llm(settings.llm, settings.storage.model_dir).count_tokens  # the app's own token count
     per_question, cases, builds = [], {}, {}
     for case_id in case_ids:
         doc = document(args, case_id)
@@ -431,7 +435,7 @@ def main(argv: list[str] | None = None) -> dict:
             {**r, "built_at": args.built_at} if args.built_at else r
             for r in result_rows(summary, args.split or ",".join(cases), list(cases), settings, builds)
         ]
-        rows = [{**r, "set": dict(args.set)} if args.set else r for r in rows]
+        rows = [{**r, "set": set_names(args)} if args.set else r for r in rows]
         with open(args.results / "evidence.jsonl", "a", encoding="utf-8") as f:
             f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         with open(args.results / "units.jsonl", "a", encoding="utf-8") as f:
@@ -475,7 +479,7 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 def prepare_only(args, settings, doc) -> Store:
-    return Store(build_path(args, doc), index_config=settings.index)
+    return Store(build_path(args, doc), index_config=settings.storage.index)
 
 
 if __name__ == "__main__":

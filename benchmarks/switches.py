@@ -42,7 +42,7 @@ from compare import compare, per_question  # noqa: E402
 
 from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.config import Settings  # noqa: E402
-from ftamem_core.setting import paper_value  # noqa: E402
+from ftamem_core.setting import UnknownSetting, fields, paper_value, resolve, value_at  # noqa: E402
 
 STAGES = ("segmentation", "extraction", "coverage", "linking", "longitudinal")
 BUDGETS = (250, 500, 1000)
@@ -55,16 +55,17 @@ NOT_MEASURED = {
 
 
 def flipped() -> dict[str, str]:
-    """Every switch beyond the paper, with the value that flips it (as ``--set`` takes it)."""
+    """Every switch beyond the paper, by its bare name (the run folders' names), with the value that
+    flips it (as ``--set`` takes it)."""
     defaults = Settings()
     out = {}
-    for name, info in Settings.model_fields.items():
+    for path, info in fields(Settings):
         beyond, paper = paper_value(info)
-        if not beyond or name in NOT_MEASURED:
+        if not beyond or path[-1] in NOT_MEASURED:
             continue
-        default = getattr(defaults, name)
+        default = value_at(defaults, path)
         value = paper if paper != default else not default
-        out[name] = json.dumps(value) if isinstance(value, bool) else str(value)
+        out[path[-1]] = json.dumps(value) if isinstance(value, bool) else str(value)
     return out
 
 
@@ -77,8 +78,10 @@ def chosen(named: list[str]) -> dict[str, str]:
         parts = []
         for one in item.split(","):  # a group flipped together: NAME=VALUE,NAME=VALUE
             name, _, value = one.partition("=")
-            if name not in Settings.model_fields:
-                sys.exit(f"--switch: no setting {name!r}")
+            try:
+                name = resolve(name, Settings)[-1]  # a phase's name given (extraction.ground_facts): the bare one
+            except UnknownSetting as e:
+                sys.exit(f"--switch: {e}")
             value = value or every.get(name) or sys.exit(f"--switch {name}: give a value (NAME=VALUE)")
             parts.append(f"{name}={value}")
         if len(parts) == 1:

@@ -1,12 +1,14 @@
-"""One settings object: the paper's parameters, with the repairs for small models on by default.
+"""One settings object, a table per phase of the pipeline: the paper's parameters, with the repairs
+for small models on by default.
 
 Precedence, lowest first: the defaults below (the ``small-model`` profile), a named profile
 (``--profile``, ``FTAMEM_PROFILE`` or the file's ``profile`` key, else the backend's: ``paper`` for an
-OpenAI-compatible server; profiles.py), a TOML file
-(``ftamem.toml`` in the working directory or the path in ``FTAMEM_CONFIG``), environment variables (``FTAMEM_<NAME>`` for a
-top-level field, ``FTAMEM_LLM_<NAME>`` for a field of ``llm``, ``FTAMEM_ABLATIONS_<NAME>`` for an
-ablation switch), then explicit overrides (command-line options, the app's sidebar). A named
-preset (``ask --preset``, the Ask page) adds its switch to the settings' ablations.
+OpenAI-compatible server; profiles.py), a TOML file (``ftamem.toml`` in the working directory or the
+path in ``FTAMEM_CONFIG``; a table per phase, ``[retrieval] tau = 0.4``), environment variables
+(``FTAMEM_<PHASE>_<NAME>``: ``FTAMEM_RETRIEVAL_TAU``, ``FTAMEM_LLM_MODEL``,
+``FTAMEM_ABLATIONS_NO_LINKS``), then explicit overrides (command-line options and ``--set
+PHASE.NAME=VALUE``, the app's sidebar). A named preset (``ask --preset``, the Ask page) adds its
+switch to the settings' ablations.
 """
 
 from __future__ import annotations
@@ -14,13 +16,25 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
 from .models import MAX_RETENTION_DAYS, STATEMENT_CHARS
 from .profiles import PROFILES, default_profile, profile_values
-from .setting import build_values, setting
+from .setting import (
+    FieldPath,
+    UnknownSetting,
+    build_values,
+    dotted,
+    fields,
+    leaves,
+    merged,
+    nested,
+    resolve,
+    setting,
+    submodel,
+)
 from .storage.vectors import IndexConfig
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +44,7 @@ def default_model_dir() -> str:
     """Where the embedded models' GGUF files are joined (setting ``model_dir``): the checkout's
     ``.cache/models`` when ftamem_core runs from a checkout (scripts/install, run and test keep them
     there), else the user's cache, ``$XDG_CACHE_HOME/ftamem/models`` (``~/.cache/ftamem/models``),
-    never a folder inside site-packages. ``FTAMEM_MODEL_DIR`` overrides it, as any setting."""
+    never a folder inside site-packages. ``FTAMEM_STORAGE_MODEL_DIR`` overrides it, as any setting."""
     if (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "scripts" / "install").is_file():
         return str(PROJECT_ROOT / ".cache" / "models")
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -133,26 +147,44 @@ class Ablations(BaseModel):
 PRESETS = {"full": Ablations(), **{name: Ablations(**{name: True}) for name in Ablations.model_fields}}
 
 
-class Settings(BaseModel):
+class _Phase(BaseModel):
+    """A table of settings read by one phase of the pipeline (or one part of the app); a key it
+    does not hold is an error."""
+
     model_config = ConfigDict(extra="forbid")
 
-    db_path: str = setting("memory.db", description="the SQLite database (`ftamem --db`, `FTAMEM_DB_PATH`)")
-    # The values a profile sets are the settings themselves (and recorded as such); the name is kept
-    # so that the sidebar, a build and every trace can say which method ran.
-    profile: Literal[PROFILES] = setting(
-        "small-model",
-        description="the named profile the settings started from: "
-        "`small-model` (the embedded backend's default) or `paper` (an "
-        "OpenAI-compatible server's); `ftamem --profile`, `FTAMEM_PROFILE`",
+
+class StorageSettings(_Phase):
+    """Where files live: the database, the model files, and the FAISS index of each case."""
+
+    db_path: str = setting("memory.db", description="the SQLite database (`ftamem --db`, `FTAMEM_STORAGE_DB_PATH`)")
+    model_dir: str = setting(
+        default_factory=default_model_dir,
+        description="where the GGUF files and saved "
+        "prompt states live (a checkout's `.cache/models`, else `~/.cache/ftamem/models`)",
     )
-    # Boundary-preserving Window Segmentation (Algorithm 1)
-    window_size: int = setting(20, ge=2, build=True, description="W: turns in a BWS window (`fixed`: the stride)")
-    min_forward_step: int = setting(1, ge=1, build=True, description="BWS: the least turns a window moves on")
+    index: IndexConfig = setting(
+        default_factory=IndexConfig, description="which FAISS index a case gets (`[storage.index]`)"
+    )
+
+
+class InputSettings(_Phase):
+    """The loaders' limits on what a dialogue file, an upload or a pasted session may hold."""
+
+    max_turn_chars: int = setting(100_000, ge=1, description="a longer turn is an input error")
+    max_upload_mb: int = setting(50, ge=1, description="the largest file (or pasted text) the app accepts")
+
+
+class SegmentationSettings(_Phase):
+    """Sessions cut into fragments: Boundary-preserving Window Segmentation (Algorithm 1) or a variant."""
+
     segmentation: Literal["bws", "fixed", "session", "pair"] = setting(
         "bws",
         build=True,
         description="`bws` (Algorithm 1), `fixed` (stride W), `session` (one fragment per session) or `pair` (W=2)",
     )
+    window_size: int = setting(20, ge=2, build=True, description="W: turns in a BWS window (`fixed`: the stride)")
+    min_forward_step: int = setting(1, ge=1, build=True, description="BWS: the least turns a window moves on")
     min_fragment_turns: int = setting(
         6,
         ge=1,
@@ -160,76 +192,40 @@ class Settings(BaseModel):
         paper=1,
         description="a final BWS fragment shorter than this joins its neighbour (1: as detected)",
     )
-    # Retrieval: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K
-    tau: float = setting(0.35, description="tau: the least R a unit needs to be kept")
-    lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s + (1 - lambda) * c")
-    top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
-    top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
-    link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
-    # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
-    score_all_below: int = setting(
-        20_000,
-        ge=0,
-        paper=1_000_000_000,
-        description="a case of fewer units is scored whole; a larger one scores its `candidate_pool` best FAISS hits",
-    )
-    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case (at least K)")
-    auxiliary_limit: int = setting(
-        6, ge=0, description="semantic / support-experience notes in a packet, most relevant first"
-    )
-    packet_token_budget: int = setting(
-        1000,
-        ge=0,
-        paper=0,
-        description="the packet is cut to this many tokens "
-        "(units one line each first, then source turns that add words); 0: "
-        "everything retrieved",
-    )
-    turn_channel: int = setting(
-        10,
-        ge=0,
-        paper=0,
-        description="raw turns most similar to the question "
-        "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)",
-    )
-    source_similarity: float = setting(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        paper=0.0,
-        description="weight of a unit's best evidence turn's cosine in its similarity (0: the paper's s_emb)",
-    )
-    source_reply_context: bool = setting(
-        True,
-        paper=False,
-        description="for s_src, a turn answering the other "
-        "speaker's question just before it is also embedded after that question",
-    )
-    retrieve_open_partials: bool = setting(
-        True, description="a unit still partial at the end of the built case is retrievable, flagged as partial"
-    )
-    retrieve_archived: bool = setting(
-        False, description='units a counselor archived come back, marked "now archived" (disputed ones never do)'
-    )
-    answer_max_tokens: int = setting(512, description="tokens an answer may take")
-    # The paper has no citations; it has no value that turns them off.
-    answer_max_citations: int = setting(5, ge=1, le=20, description="the most unit ids an answer cites")
-    ablations: Ablations = setting(
-        default_factory=Ablations,
-        description="the paper's ablation switches (`[ablations]`); all off is the full method",
-    )
-    index: IndexConfig = setting(default_factory=IndexConfig, description="which FAISS index a case gets (`[index]`)")
-    # Linking: candidate neighbours by embedding similarity before the classifier call
-    link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
-    link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
-    # Temperatures (paper: construction 0.7, answers 0)
+
+
+class ConstructionSettings(_Phase):
+    """What every construction call shares (extraction, coverage, linking, longitudinal notes)."""
+
     construction_temperature: float = setting(
         0.7, build=True, description="sampling temperature of every construction call"
     )
-    answer_temperature: float = setting(0.0, description="sampling temperature of rewrite and answer calls")
     construction_max_tokens: int = setting(
         2048, build=True, description="tokens a construction reply may take (a longer one is truncated and retried)"
     )
+    prompt_turn_chars: int = setting(
+        16_000,
+        ge=0,
+        build=True,
+        description="the turns of one prompt take at most "
+        "this many characters, longer ones cut in the prompt only and named in the "
+        "build log (0: never cut)",
+    )
+
+
+class EmbeddingSettings(_Phase):
+    """The sentence encoder: units' and turns' vectors at construction, the question's at retrieval."""
+
+    embedding_model: str | None = setting(
+        None, build=True, description="the sentence embedder (none: the packaged all-MiniLM-L6-v2)"
+    )
+    embedding_batch_size: int = setting(64, description="texts embedded at once")
+
+
+class ExtractionSettings(_Phase):
+    """FTA units from a fragment, with the repairs beyond the paper that a small model needs
+    (construction/repairs/)."""
+
     # A bound stops a looping model; 800 let conv-44's long facts through but cost recall and
     # tokens (docs/decisions.md). The paper has no bound, so no value returns to it.
     fact_max_chars: int = setting(
@@ -346,22 +342,6 @@ class Settings(BaseModel):
         'speaker states in its turns in their own words ("I felt ashamed", "I want to apply"; '
         "English rules)",
     )
-    strict_links: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="(candidate, issue 39) the linking "
-        "prompt adds that looking alike is no relation, that followup_of and updates need "
-        "the new unit to report on the older one's event, and an unrelated pair's example",
-    )
-    ground_notes: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="a longitudinal note keeps only the "
-        "clauses with `fact_support` of their stems in the own turns of the speaker they "
-        "name; none left: the note goes",
-    )
     # Off: measured on LoCoMo conv-26 it lowered pointer recall.
     trim_spans: bool = setting(
         False,
@@ -403,6 +383,21 @@ class Settings(BaseModel):
         'many words that points back ("Glad to be part of it.") quotes the turn '
         "it answers in its summary and takes it into its span (0: off)",
     )
+
+
+class LinkingSettings(_Phase):
+    """Links between units: candidate neighbours by embedding similarity, then the model judges them."""
+
+    link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
+    link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
+    strict_links: bool = setting(
+        False,
+        build=True,
+        paper=False,
+        description="(candidate, issue 39) the linking "
+        "prompt adds that looking alike is no relation, that followup_of and updates need "
+        "the new unit to report on the older one's event, and an unrelated pair's example",
+    )
     link_per_fragment: bool = setting(
         True,
         build=True,
@@ -417,17 +412,89 @@ class Settings(BaseModel):
         "lifecycle changes only when the relation reports on it (updates, "
         "followup_of, contradicts); the paper takes every judged pair's suggestion",
     )
-    # Loaders
-    max_turn_chars: int = setting(100_000, ge=1, description="a longer turn is an input error")
-    max_upload_mb: int = setting(50, ge=1, description="the largest file (or pasted text) the app accepts")
-    prompt_turn_chars: int = setting(
-        16_000,
-        ge=0,
+
+
+class LongitudinalSettings(_Phase):
+    """The semantic and support-experience notes written after each session."""
+
+    ground_notes: bool = setting(
+        True,
         build=True,
-        description="the turns of one prompt take at most "
-        "this many characters, longer ones cut in the prompt only and named in the "
-        "build log (0: never cut)",
+        paper=False,
+        description="a longitudinal note keeps only the "
+        "clauses with `extraction.fact_support` of their stems in the own turns of the speaker they "
+        "name; none left: the note goes",
     )
+
+
+class RetrievalSettings(_Phase):
+    """Ranking and the packet: R = lambda * s_emb + (1 - lambda) * c, keep R >= tau, top K; then B
+    linked neighbours per unit, the notes and the turn channel, cut to the packet's budget."""
+
+    tau: float = setting(0.35, description="tau: the least R a unit needs to be kept")
+    lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s + (1 - lambda) * c")
+    top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
+    top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
+    link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
+    # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
+    score_all_below: int = setting(
+        20_000,
+        ge=0,
+        paper=1_000_000_000,
+        description="a case of fewer units is scored whole; a larger one scores its `candidate_pool` best FAISS hits",
+    )
+    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case (at least K)")
+    auxiliary_limit: int = setting(
+        6, ge=0, description="semantic / support-experience notes in a packet, most relevant first"
+    )
+    packet_token_budget: int = setting(
+        1000,
+        ge=0,
+        paper=0,
+        description="the packet is cut to this many tokens "
+        "(units one line each first, then source turns that add words); 0: "
+        "everything retrieved",
+    )
+    turn_channel: int = setting(
+        10,
+        ge=0,
+        paper=0,
+        description="raw turns most similar to the question "
+        "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)",
+    )
+    source_similarity: float = setting(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        paper=0.0,
+        description="weight of a unit's best evidence turn's cosine in its similarity (0: the paper's s_emb)",
+    )
+    source_reply_context: bool = setting(
+        True,
+        paper=False,
+        description="for s_src, a turn answering the other "
+        "speaker's question just before it is also embedded after that question",
+    )
+    retrieve_open_partials: bool = setting(
+        True, description="a unit still partial at the end of the built case is retrievable, flagged as partial"
+    )
+    retrieve_archived: bool = setting(
+        False, description='units a counselor archived come back, marked "now archived" (disputed ones never do)'
+    )
+
+
+class AnswerSettings(_Phase):
+    """The rewrite and answer calls."""
+
+    answer_temperature: float = setting(0.0, description="sampling temperature of rewrite and answer calls")
+    answer_max_tokens: int = setting(512, description="tokens an answer may take")
+    # The paper has no citations; it has no value that turns them off.
+    answer_max_citations: int = setting(5, ge=1, le=20, description="the most unit ids an answer cites")
+
+
+class GovernanceSettings(_Phase):
+    """Retention of cases and sign-in to the app."""
+
     retention_days: int | None = setting(
         None,
         ge=1,
@@ -436,20 +503,15 @@ class Settings(BaseModel):
         "of its own is erased this many days after it was ingested (none: kept "
         "until erased by hand); checked when the app or a command starts",
     )
-    # Models
-    model_dir: str = setting(
-        default_factory=default_model_dir,
-        description="where the GGUF files and saved "
-        "prompt states live (a checkout's `.cache/models`, else `~/.cache/ftamem/models`)",
-    )
-    embedding_model: str | None = setting(
-        None, build=True, description="the sentence embedder (none: the packaged all-MiniLM-L6-v2)"
-    )
-    embedding_batch_size: int = setting(64, description="texts embedded at once")
-    llm: LLMConfig = setting(default_factory=LLMConfig, description="the language model for every stage (`[llm]`)")
+    auth: AuthConfig = setting(default_factory=AuthConfig, description="sign-in (`[governance.auth]`)")
+
+
+class AppSettings(_Phase):
+    """What the app's sidebar offers."""
+
     backends: dict[str, LLMConfig] = setting(
         default_factory=dict,
-        description='backends the app\'s sidebar offers by name beside `llm` (e.g. `[backends."GPU server"]`)',
+        description='backends the app\'s sidebar offers by name beside `llm` (e.g. `[app.backends."GPU server"]`)',
     )
     allow_custom_backend: bool = setting(
         False,
@@ -457,6 +519,11 @@ class Settings(BaseModel):
         "configured backends; a typed URL never receives a configured API key, "
         "and its error bodies are not shown)",
     )
+
+
+class EvaluationSettings(_Phase):
+    """The evaluation harness, ``ftamem eval``."""
+
     eval_dir: str = setting(
         "eval-runs", description="where `ftamem eval` writes runs when given no --out; the Evaluate page lists them"
     )
@@ -467,7 +534,61 @@ class Settings(BaseModel):
         description="questions answered (and cases built) at once by `ftamem "
         "eval` against an OpenAI-compatible server (embedded: always 1)",
     )
-    auth: AuthConfig = setting(default_factory=AuthConfig, description="sign-in (`[auth]`)")
+
+
+class Settings(BaseModel):
+    """Every setting, one table per phase of the pipeline (``settings.retrieval.tau``, ``[retrieval]``
+    in the TOML file), with the language model and the ablation switches in tables of their own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The values a profile sets are the settings themselves (and recorded as such); the name is kept
+    # so that the sidebar, a build and every trace can say which method ran.
+    profile: Literal[PROFILES] = setting(
+        "small-model",
+        description="the named profile the settings started from: "
+        "`small-model` (the embedded backend's default) or `paper` (an "
+        "OpenAI-compatible server's); `ftamem --profile`, `FTAMEM_PROFILE`",
+    )
+    storage: StorageSettings = setting(default_factory=StorageSettings, description="where files live (`[storage]`)")
+    input: InputSettings = setting(default_factory=InputSettings, description="the loaders' limits (`[input]`)")
+    segmentation: SegmentationSettings = setting(
+        default_factory=SegmentationSettings, description="sessions cut into fragments (`[segmentation]`)"
+    )
+    construction: ConstructionSettings = setting(
+        default_factory=ConstructionSettings, description="what every construction call shares (`[construction]`)"
+    )
+    embedding: EmbeddingSettings = setting(
+        default_factory=EmbeddingSettings, description="the sentence encoder (`[embedding]`)"
+    )
+    extraction: ExtractionSettings = setting(
+        default_factory=ExtractionSettings,
+        description="units from a fragment and the repairs beyond the paper (`[extraction]`)",
+    )
+    linking: LinkingSettings = setting(default_factory=LinkingSettings, description="links between units (`[linking]`)")
+    longitudinal: LongitudinalSettings = setting(
+        default_factory=LongitudinalSettings, description="the notes written after each session (`[longitudinal]`)"
+    )
+    retrieval: RetrievalSettings = setting(
+        default_factory=RetrievalSettings, description="ranking, expansion and the packet (`[retrieval]`)"
+    )
+    answer: AnswerSettings = setting(
+        default_factory=AnswerSettings, description="the rewrite and answer calls (`[answer]`)"
+    )
+    # The paper's switches stay one table: a preset adds one of them, and they cut across the
+    # rewrite, the ranking and the packet.
+    ablations: Ablations = setting(
+        default_factory=Ablations,
+        description="the paper's ablation switches (`[ablations]`); all off is the full method",
+    )
+    governance: GovernanceSettings = setting(
+        default_factory=GovernanceSettings, description="retention and sign-in (`[governance]`)"
+    )
+    llm: LLMConfig = setting(default_factory=LLMConfig, description="the language model for every stage (`[llm]`)")
+    app: AppSettings = setting(default_factory=AppSettings, description="the app's backend choice (`[app]`)")
+    evaluation: EvaluationSettings = setting(
+        default_factory=EvaluationSettings, description="`ftamem eval` (`[evaluation]`)"
+    )
 
     def build_settings(self) -> dict[str, Any]:
         """The settings that shape a build (their ``build`` flag), as a build records them."""
@@ -476,8 +597,8 @@ class Settings(BaseModel):
     def k_for(self, source_format: str) -> tuple[int, str]:
         """The paper's K for a case's dataset, and why."""
         if source_format == "locomo":
-            return self.top_k_locomo, "LoCoMo case: setting top_k_locomo"
-        return self.top_k, f"{source_format or 'other'} case: setting top_k"
+            return self.retrieval.top_k_locomo, "LoCoMo case: setting retrieval.top_k_locomo"
+        return self.retrieval.top_k, f"{source_format or 'other'} case: setting retrieval.top_k"
 
     def combined(self, preset: "Ablations | None") -> "Ablations":
         """The settings' ablations with a preset's switched on as well (a preset only adds)."""
@@ -486,14 +607,84 @@ class Settings(BaseModel):
         return Ablations(**{k: getattr(self.ablations, k) or getattr(preset, k) for k in Ablations.model_fields})
 
     def with_overrides(self, **changes: Any) -> "Settings":
-        """A copy with top-level changes; ``llm`` may be a dict of LLM field changes."""
-        data = self.model_dump()
-        llm_changes = changes.pop("llm", None) or {}
-        ablation_changes = changes.pop("ablations", None) or {}
-        data["ablations"].update(ablation_changes)
-        data.update({k: v for k, v in changes.items() if v is not None})
-        data["llm"].update({k: v for k, v in llm_changes.items() if v is not None})
-        return Settings.model_validate(data)
+        """A copy with ``changes``, a table of changes per phase (``retrieval={"tau": 0.4}``);
+        a None leaves the setting as it is."""
+        return validated(merged(self.model_dump(), changes))
+
+
+_FIELDS = dict(fields(Settings))
+
+
+class SettingsError(ValueError):
+    """Settings named where they are not (a setting's old top-level name), or a ``--set`` naming no
+    setting or several."""
+
+
+def where(path: FieldPath) -> str:
+    """How the TOML file, the environment and ``--set`` name the setting or table at ``path``."""
+    info = _FIELDS[path]
+    if submodel(info) is not None or get_origin(info.annotation) is dict:
+        return f"{dotted(path)} (TOML `[{dotted(path)}]`)"
+    table = f"[{dotted(path[:-1])}] {path[-1]} = ..." if len(path) > 1 else f"{path[0]} = ..."
+    return f"{dotted(path)} (TOML `{table}`, environment {env_name(path)}, `--set {dotted(path)}=...`)"
+
+
+def env_name(path: FieldPath) -> str:
+    return "FTAMEM_" + "_".join(path).upper()
+
+
+def _misplaced(data: dict[str, Any], model: type[BaseModel] | None = None, prefix: FieldPath = ()) -> list[str]:
+    """Keys of ``data`` that name a setting in another place: before settings were grouped by
+    phase (issue 41) every phase's settings were top-level, ``[auth]`` and ``[index]`` tables too."""
+    model = model or Settings
+    out = []
+    for key, value in data.items():
+        info = model.model_fields.get(key)
+        inner = submodel(info) if info is not None else None
+        if inner is not None and isinstance(value, dict):
+            out += _misplaced(value, inner, (*prefix, key))
+            continue
+        if info is not None and inner is None:
+            continue
+        # an unknown key, or a value where a table belongs (`segmentation = "fixed"`)
+        found = [p for p in _FIELDS if p[-1] == key and p != (*prefix, key)]
+        if inner is not None:
+            found = [p for p in found if submodel(_FIELDS[p]) is None]
+        if len(found) == 1:
+            out.append(f"`{dotted((*prefix, key))}` is {where(found[0])}")
+    return out
+
+
+def _refuse_misplaced(data: dict[str, Any], source: str = "") -> None:
+    moved = _misplaced(data)
+    if moved:
+        raise SettingsError(f"{source}{': ' if source else ''}settings are grouped by phase now: " + "; ".join(moved))
+
+
+def validated(data: dict[str, Any]) -> Settings:
+    """``data`` as Settings; a setting given by its old top-level name is refused naming its place."""
+    _refuse_misplaced(data)
+    return Settings.model_validate(data)
+
+
+def assignment(text: str) -> tuple[FieldPath, str]:
+    """``PHASE.NAME=VALUE``, or ``NAME=VALUE`` with a name one phase alone holds, as (path, value);
+    the value is coerced when validated, as an environment variable's."""
+    name, equals, value = text.partition("=")
+    if not equals:
+        raise SettingsError(f"{text!r}: give NAME=VALUE")
+    try:
+        return resolve(name.strip(), Settings), value
+    except UnknownSetting as e:
+        raise SettingsError(f"{text!r}: {e}") from None
+
+
+def changes_from(pairs: Iterable[tuple[FieldPath, Any]]) -> dict[str, Any]:
+    """(path, value) pairs (``assignment``'s) as a table of changes per phase, for ``load_settings``."""
+    out: dict[str, Any] = {}
+    for path, value in pairs:
+        out = merged(out, nested(path, value))
+    return out
 
 
 def _env_value(raw: str) -> Any:
@@ -502,27 +693,17 @@ def _env_value(raw: str) -> Any:
 
 
 def _from_env(environ: dict[str, str]) -> dict[str, Any]:
+    """``FTAMEM_<PHASE>_<NAME>`` for every setting (``FTAMEM_RETRIEVAL_TAU``); a phase's setting
+    under its old top-level name (``FTAMEM_TAU``) is refused naming the new one."""
     data: dict[str, Any] = {}
-    llm: dict[str, Any] = {}
-    for name in Settings.model_fields:
-        if name in ("llm", "ablations"):
-            continue
-        key = f"FTAMEM_{name.upper()}"
-        if key in environ:
-            data[name] = _env_value(environ[key])
-    for name in LLMConfig.model_fields:
-        key = f"FTAMEM_LLM_{name.upper()}"
-        if key in environ:
-            llm[name] = _env_value(environ[key])
-    if llm:
-        data["llm"] = llm
-    ablations = {
-        name: _env_value(environ[f"FTAMEM_ABLATIONS_{name.upper()}"])
-        for name in Ablations.model_fields
-        if f"FTAMEM_ABLATIONS_{name.upper()}" in environ
-    }
-    if ablations:
-        data["ablations"] = ablations
+    old = []
+    for path in leaves(Settings):
+        if env_name(path) in environ:
+            data = merged(data, nested(path, _env_value(environ[env_name(path)])))
+        if len(path) == 2 and path[0] not in ("llm", "ablations") and env_name(path[1:]) in environ:
+            old.append(f"{env_name(path[1:])} is now {env_name(path)}")
+    if old:
+        raise SettingsError("environment: settings are grouped by phase now: " + "; ".join(old))
     return data
 
 
@@ -533,8 +714,9 @@ def load_settings(
     **overrides: Any,
 ) -> Settings:
     """Defaults, then a named profile, then the TOML file, then the environment, then
-    ``overrides``. The profile is ``profile``, else ``FTAMEM_PROFILE``, else the file's ``profile``
-    key, else the backend's (``profiles.default_profile``: ``paper`` for an OpenAI-compatible server)."""
+    ``overrides`` (a table of changes per phase, as ``with_overrides``). The profile is ``profile``,
+    else ``FTAMEM_PROFILE``, else the file's ``profile`` key, else the backend's
+    (``profiles.default_profile``: ``paper`` for an OpenAI-compatible server)."""
     environ = dict(os.environ if environ is None else environ)
     data: dict[str, Any] = {}
     path = config_file or environ.get("FTAMEM_CONFIG")
@@ -543,6 +725,7 @@ def load_settings(
     if path is not None:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
+        _refuse_misplaced(data, str(path))  # the file's own keys, before a profile is laid under them
     file_profile = data.pop("profile", None)
     env = _from_env(environ)
     env.pop("profile", None)  # FTAMEM_PROFILE is read below, with its place in the precedence
@@ -553,11 +736,6 @@ def load_settings(
         or LLMConfig.model_fields["backend"].default
     )
     name = profile or environ.get("FTAMEM_PROFILE") or file_profile or default_profile(backend)
-    data = {**profile_values(name, Settings), **data, "profile": name}
-    llm = {**data.get("llm", {}), **env.pop("llm", {})}
-    ablations = {**data.get("ablations", {}), **env.pop("ablations", {})}
-    if ablations:
-        data["ablations"] = {k: v for k, v in ablations.items() if v is not None}
-    data.update({k: v for k, v in env.items() if v is not None})
-    data["llm"] = {k: v for k, v in llm.items() if v is not None}
-    return Settings.model_validate(data).with_overrides(**overrides)
+    data = merged(merged(profile_values(name, Settings), data), env)
+    data["profile"] = name
+    return validated(data).with_overrides(**overrides)

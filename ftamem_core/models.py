@@ -64,7 +64,7 @@ def _statement(value: str) -> str:
     return text
 
 
-STATEMENT_CHARS = 400  # the default bound of a model-written statement (setting fact_max_chars for facts)
+STATEMENT_CHARS = 400  # the default bound of a model-written statement (setting extraction.fact_max_chars for facts)
 
 
 def statement(max_chars: int = STATEMENT_CHARS) -> Any:

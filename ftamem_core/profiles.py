@@ -12,20 +12,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .setting import paper_value
+from .setting import fields, merged, nested, paper_value
 
 # The paper's parameters: BWS with W = 20, tau = 0.35, lambda = 0.8, B = 1, K by dataset, its temperatures.
 PAPER_PARAMETERS: dict[str, Any] = {
-    "segmentation": "bws",
-    "window_size": 20,
-    "min_forward_step": 1,
-    "tau": 0.35,
-    "lam": 0.8,
-    "link_expansion": 1,
-    "top_k": 10,
-    "top_k_locomo": 25,
-    "construction_temperature": 0.7,
-    "answer_temperature": 0.0,
+    "segmentation": {"segmentation": "bws", "window_size": 20, "min_forward_step": 1},
+    "retrieval": {"tau": 0.35, "lam": 0.8, "link_expansion": 1, "top_k": 10, "top_k_locomo": 25},
+    "construction": {"construction_temperature": 0.7},
+    "answer": {"answer_temperature": 0.0},
 }
 
 
@@ -43,14 +37,15 @@ class UnknownProfile(ValueError):
 
 
 def profile_values(name: str, model: type[BaseModel]) -> dict[str, Any]:
-    """The values profile ``name`` sets over the defaults of ``model`` (the Settings class)."""
+    """The values profile ``name`` sets over the defaults of ``model`` (the Settings class), a
+    table per phase."""
     if name == "small-model":
         return {}
     if name == "paper":
-        values = dict(PAPER_PARAMETERS)
-        for field, info in model.model_fields.items():
+        values = merged({}, PAPER_PARAMETERS)  # a copy: the caller may change it
+        for path, info in fields(model):
             beyond, value = paper_value(info)
             if beyond:
-                values[field] = value
+                values = merged(values, nested(path, value))
         return values
     raise UnknownProfile(f"no profile {name!r}; profiles: {', '.join(PROFILES)}")

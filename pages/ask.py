@@ -79,7 +79,7 @@ def research(trace) -> None:
         # plain: the formula's asterisks and underscores would render as Markdown emphasis
         st.caption(
             ui.plain(
-                f"Source similarity (beyond the paper, setting source_similarity = "
+                f"Source similarity (beyond the paper, setting retrieval.source_similarity = "
                 f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
                 "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
                 + (
@@ -106,7 +106,7 @@ def research(trace) -> None:
     if trace.channel_turn_ids:
         st.caption(
             ui.plain(
-                "Turn channel (beyond the paper, setting turn_channel): raw turns "
+                "Turn channel (beyond the paper, setting retrieval.turn_channel): raw turns "
                 + turns(trace.channel_turn_ids)
                 + " are shown word for word under Other turns."
             )
@@ -141,17 +141,24 @@ with st.form("ask"):
         c1, c2, c3, c4, c5 = st.columns(5)
         k = c1.number_input("K", 1, 100, case_k, help=f"units kept after the threshold; default {case_k} ({k_reason})")
         tau = c2.number_input(
-            "τ", 0.0, 1.0, settings.tau, step=0.05, help="threshold: a unit whose score R is below it is not used"
+            "τ",
+            0.0,
+            1.0,
+            settings.retrieval.tau,
+            step=0.05,
+            help="threshold: a unit whose score R is below it is not used",
         )
         lam = c3.number_input(
             "λ",
             0.0,
             1.0,
-            settings.lam,
+            settings.retrieval.lam,
             step=0.05,
             help="weight of embedding similarity in R; the rest is the cue score (people, time, type, affect)",
         )
-        b = c4.number_input("B", 0, 10, settings.link_expansion, help="linked neighbours added per retrieved unit")
+        b = c4.number_input(
+            "B", 0, 10, settings.retrieval.link_expansion, help="linked neighbours added per retrieved unit"
+        )
         preset = c5.selectbox(
             "Method",
             sorted(PRESETS),
@@ -159,7 +166,9 @@ with st.form("ask"):
             format_func=word,
             help="the full method, or one ablation (what it switches off is in its name)",
         )
-        archived = st.checkbox("Include archived units (marked in the packet)", value=settings.retrieve_archived)
+        archived = st.checkbox(
+            "Include archived units (marked in the packet)", value=settings.retrieval.retrieve_archived
+        )
     submitted = st.form_submit_button("Ask", type="primary", disabled=not allowed)
 
 built = bool(store.done_sessions(case_id))
@@ -168,7 +177,7 @@ if not built:  # said before asking, and again beside the answer
         "This case's memory is not built yet: an answer comes from the raw turns most like the question "
         + (
             "(the turn channel), not from memory units."
-            if settings.turn_channel
+            if settings.retrieval.turn_channel
             else "— and the turn channel is off, so there is nothing to answer from. Build the memory first."
         )
     )
@@ -185,7 +194,9 @@ def expected_line() -> str:
 
 
 if submitted and question.strip():
-    run_settings = settings.with_overrides(tau=tau, lam=lam, link_expansion=int(b), retrieve_archived=archived)
+    run_settings = settings.with_overrides(
+        retrieval={"tau": tau, "lam": lam, "link_expansion": int(b), "retrieve_archived": archived}
+    )
     ui.access(case_id, "ask")
     busy = [c for c in ui.jobs().running_cases()]
     expected = expected_line()

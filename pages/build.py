@@ -48,13 +48,13 @@ segmentation = col1.selectbox(
     "Segmentation",
     ["bws", "fixed", "session", "pair"],
     format_func=word,
-    index=["bws", "fixed", "session", "pair"].index(settings.segmentation),
+    index=["bws", "fixed", "session", "pair"].index(settings.segmentation.segmentation),
 )
-window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)
+window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.segmentation.window_size)
 from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
 coverage = col4.checkbox(
     "Coverage pass",
-    value=settings.coverage_pass,
+    value=settings.extraction.coverage_pass,
     help="not in the paper: one more call per fragment for what the person said that no unit "
     "covers (helps small models)",
 )
@@ -77,7 +77,9 @@ def start(discard_by: str | None = None) -> None:
         st.session_state["confirm-rebuild"] = True  # the dialog lists what would be discarded
         return
     try:
-        builder = Builder(store, ui.llm(), ui.embedder(), settings.with_overrides(coverage_pass=coverage))
+        builder = Builder(
+            store, ui.llm(), ui.embedder(), settings.with_overrides(extraction={"coverage_pass": coverage})
+        )
     except Exception as e:  # e.g. the model file or the server is missing
         ui.flash("error", str(e).splitlines()[0])
         return

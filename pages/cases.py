@@ -62,8 +62,8 @@ def ingest(path: str, on_exists: str, sample: bool = False) -> None:
             store,
             path,
             on_exists=on_exists,
-            max_turn_chars=ui.settings().max_turn_chars,
-            max_mb=ui.settings().max_upload_mb,
+            max_turn_chars=ui.settings().input.max_turn_chars,
+            max_mb=ui.settings().input.max_upload_mb,
             who=ui.who(),
             consent_by=ui.who() if sample else None,
             consent_note="fictional sample case bundled with the app" if sample else "",
@@ -84,9 +84,11 @@ def ingest_upload() -> None:
     if upload is None:
         ui.flash("warning", "Choose a file first.")
         return
-    limit = ui.settings().max_upload_mb
+    limit = ui.settings().input.max_upload_mb
     if upload.size > limit * 2**20:
-        ui.flash("error", f"The file is {upload.size / 2**20:.1f} MB; the limit is {limit} MB (setting max_upload_mb).")
+        ui.flash(
+            "error", f"The file is {upload.size / 2**20:.1f} MB; the limit is {limit} MB (setting input.max_upload_mb)."
+        )
         return
     on_exists = st.session_state.get("on_exists", "refuse")
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,14 +163,16 @@ def append_session(case_id: str, mode: str) -> None:
     """Button callback: append the typed or pasted session to the active case."""
     when = st.session_state.get("new_session_time", "")
     pasted = st.session_state.get("pasted", "")
-    if mode == "paste" and len(pasted) > ui.settings().max_upload_mb * 2**20:
-        ui.flash("error", f"The pasted text is over {ui.settings().max_upload_mb} MB (setting max_upload_mb).")
+    if mode == "paste" and len(pasted) > ui.settings().input.max_upload_mb * 2**20:
+        ui.flash(
+            "error", f"The pasted text is over {ui.settings().input.max_upload_mb} MB (setting input.max_upload_mb)."
+        )
         return
     try:
         if mode == "paste":
-            doc = parse_pasted_session(pasted, when, ui.settings().max_turn_chars)
+            doc = parse_pasted_session(pasted, when, ui.settings().input.max_turn_chars)
         else:
-            doc = session_from_rows(_edited_rows(), when, ui.settings().max_turn_chars)
+            doc = session_from_rows(_edited_rows(), when, ui.settings().input.max_turn_chars)
         session = store.append_session(case_id, doc)
     except (LoadError, StoreError) as e:
         ui.flash("error", e)

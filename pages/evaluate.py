@@ -1,4 +1,4 @@
-"""Evaluate: the runs of `ftamem eval` in the setting eval_dir, their tables and charts, and two
+"""Evaluate: the runs of `ftamem eval` in the setting evaluation.eval_dir, their tables and charts, and two
 runs (or two methods) compared question by question. Runs are started from the command line."""
 
 import json
@@ -11,7 +11,7 @@ from ftamem_core.display import cells
 from ftamem_core.evaluation.report import LOCOMO_TABLE, figures, metric_columns, read_rows
 
 st.title("Evaluate")
-root = Path(ui.settings().eval_dir)
+root = Path(ui.settings().evaluation.eval_dir)
 runs = (
     sorted((p for p in root.glob("*") if (p / "summary.json").is_file()), key=lambda p: p.stat().st_mtime, reverse=True)
     if root.is_dir()

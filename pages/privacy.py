@@ -83,7 +83,7 @@ with st.expander("Consent log"):
 
 st.subheader("Retention")
 case = store.get_case(case_id)
-default_days = ui.settings().retention_days
+default_days = ui.settings().governance.retention_days
 try:
     end = privacy.expires_at(case.created_at, case.retention_days or default_days)
     st.text(

@@ -29,8 +29,8 @@ if __name__ == "__main__":
     address = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--server.address=")), None) or next(
         (b for a, b in zip(sys.argv[1:], sys.argv[2:]) if a == "--server.address"), "127.0.0.1"
     )
-    problem = start_problem(address, settings.auth.users, settings.auth.oidc)
+    problem = start_problem(address, settings.governance.auth.users, settings.governance.auth.oidc)
     if problem:
         sys.exit(f"app_server: refusing to start: {problem}")
-    limit = f"--server.maxUploadSize={settings.max_upload_mb}"
+    limit = f"--server.maxUploadSize={settings.input.max_upload_mb}"
     sys.exit(cli.main(["run", str(root / "app.py"), *SAFE, limit, *sys.argv[1:]], standalone_mode=False))

@@ -25,7 +25,7 @@ class _NavigationPagesManager(PagesManager):
 def app(tmp_path, monkeypatch):
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     db = tmp_path / "app.db"
-    monkeypatch.setenv("FTAMEM_DB_PATH", str(db))
+    monkeypatch.setenv("FTAMEM_STORAGE_DB_PATH", str(db))
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
     yield AppTest.from_file(str(ROOT / "app.py"), default_timeout=60), db
@@ -136,7 +136,7 @@ def test_an_upload_named_to_leave_the_temporary_folder_is_read_inside_it(app, na
 
 
 def test_an_upload_over_the_size_limit_is_refused(app, monkeypatch):
-    monkeypatch.setenv("FTAMEM_MAX_UPLOAD_MB", "1")
+    monkeypatch.setenv("FTAMEM_INPUT_MAX_UPLOAD_MB", "1")
     st.cache_resource.clear()
     at, db = app
     at.run()

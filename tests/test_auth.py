@@ -65,7 +65,7 @@ def test_sign_in_is_required_beyond_loopback(address, loopback):
 
 
 def test_the_server_refuses_to_listen_beyond_loopback_without_sign_in(tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FTAMEM_DB_PATH": str(tmp_path / "m.db")}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FTAMEM_STORAGE_DB_PATH": str(tmp_path / "m.db")}
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "app_server.py"), "--server.address=0.0.0.0", "--server.port", "1"],
         cwd=tmp_path,
@@ -107,7 +107,7 @@ def users(app, tmp_path, monkeypatch):
     import streamlit as st
 
     config = tmp_path / "ftamem.toml"
-    config.write_text(f'[auth.users]\nana = "{auth.hash_password("pw-ana")}"\n')
+    config.write_text(f'[governance.auth.users]\nana = "{auth.hash_password("pw-ana")}"\n')
     monkeypatch.setenv("FTAMEM_CONFIG", str(config))
     st.cache_resource.clear()
     return app
@@ -173,7 +173,7 @@ def test_the_sidebar_offers_configured_backends_and_no_typed_url_unless_allowed(
 
     config = tmp_path / "ftamem.toml"
     config.write_text(
-        '[backends."GPU server"]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[app.backends."GPU server"]\nbackend = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
         'model = "Qwen/Qwen3-8B"\napi_key = "k-configured"\n'
     )
     monkeypatch.setenv("FTAMEM_CONFIG", str(config))
@@ -188,7 +188,9 @@ def test_the_sidebar_offers_configured_backends_and_no_typed_url_unless_allowed(
     assert at.session_state["llm_config"].base_url == "http://127.0.0.1:9/v1"
     assert at.session_state["llm_config"].api_key == "k-configured"
 
-    config.write_text(config.read_text().replace("[backends", "allow_custom_backend = true\n[backends", 1))
+    config.write_text(
+        config.read_text().replace("[app.backends", "[app]\nallow_custom_backend = true\n[app.backends", 1)
+    )
     st.cache_resource.clear()
     at = open_page("pages/cases.py")
     next(s for s in at.sidebar.selectbox if s.label == "LLM backend").set_value("a server I type in").run()

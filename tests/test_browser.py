@@ -79,7 +79,10 @@ def server(tmp_path_factory):
         ),
     )
     Builder(
-        store, EchoPipeline().llm(), HashEmbedder(), load_settings(environ={}, turns_per_unit=0, ground_facts=False)
+        store,
+        EchoPipeline().llm(),
+        HashEmbedder(),
+        load_settings(environ={}, extraction={"turns_per_unit": 0, "ground_facts": False}),
     ).build(CASE)
     assert any("<script>" in u.fact.text for u in store.units(CASE))
     audit.new_round(store, [CASE], n_units=len(store.units(CASE)), n_pairs=0, seed=1)  # every unit
@@ -93,12 +96,12 @@ def server(tmp_path_factory):
         **os.environ,
         "PYTHONPATH": str(ROOT / "tests" / "netguard"),
         "FTAMEM_NET_GUARD_LOG": str(guard_log),
-        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_STORAGE_DB_PATH": str(db),
         "FTAMEM_LLM_BACKEND": "scripted",
         "FTAMEM_LLM_MODEL": str(script),
-        "FTAMEM_TURNS_PER_UNIT": "0",
-        "FTAMEM_VERBATIM_FALLBACK": "false",
-        "FTAMEM_GROUND_FACTS": "false",
+        "FTAMEM_EXTRACTION_TURNS_PER_UNIT": "0",
+        "FTAMEM_EXTRACTION_VERBATIM_FALLBACK": "false",
+        "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
     }  # the script writes one unit a call
     url = f"http://127.0.0.1:{port}"
     yield from (

@@ -49,7 +49,9 @@ def server(tmp_path_factory):
         store,
         Pipeline().llm(),
         Embedder(),
-        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+        load_settings(
+            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+        ),
     ).build(BUILT)
     (doc,) = load_file(SAMPLE)  # and one whose consent was withdrawn after its build
     doc.case.id = WITHDRAWN
@@ -59,7 +61,9 @@ def server(tmp_path_factory):
         store,
         Pipeline().llm(),
         Embedder(),
-        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+        load_settings(
+            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+        ),
     ).build(WITHDRAWN)
     consent.record(store, WITHDRAWN, "withdrawn", "Dr. Lee", "phoned")
     store.close()
@@ -68,12 +72,12 @@ def server(tmp_path_factory):
     port = free_port()
     env = {
         **os.environ,
-        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_STORAGE_DB_PATH": str(db),
         "FTAMEM_LLM_BACKEND": "scripted",
         "FTAMEM_LLM_MODEL": str(script),
-        "FTAMEM_TURNS_PER_UNIT": "0",
-        "FTAMEM_VERBATIM_FALLBACK": "false",
-        "FTAMEM_GROUND_FACTS": "false",
+        "FTAMEM_EXTRACTION_TURNS_PER_UNIT": "0",
+        "FTAMEM_EXTRACTION_VERBATIM_FALLBACK": "false",
+        "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
     }
     url = f"http://127.0.0.1:{port}"
     yield from (
@@ -308,7 +312,8 @@ def said_server(tmp_path_factory):
     db = tmp / "app.db"
     store = Store(db)
     settings = load_settings(
-        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+        environ={},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
     )
     for case_id, pipeline in ((SAID, SaidUnits()), (RAW, RawPipeline())):
         (doc,) = load_file(SAMPLE)
@@ -326,13 +331,13 @@ def said_server(tmp_path_factory):
     port = free_port()
     env = {
         **os.environ,
-        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_STORAGE_DB_PATH": str(db),
         "FTAMEM_LLM_BACKEND": "scripted",
         "FTAMEM_LLM_MODEL": str(script),
-        "FTAMEM_TURNS_PER_UNIT": "0",
-        "FTAMEM_VERBATIM_FALLBACK": "false",
-        "FTAMEM_GROUND_FACTS": "false",
-        "FTAMEM_PACKET_TOKEN_BUDGET": "400",
+        "FTAMEM_EXTRACTION_TURNS_PER_UNIT": "0",
+        "FTAMEM_EXTRACTION_VERBATIM_FALLBACK": "false",
+        "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
+        "FTAMEM_RETRIEVAL_PACKET_TOKEN_BUDGET": "400",
     }
     url = f"http://127.0.0.1:{port}"
     yield from (

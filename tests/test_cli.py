@@ -124,7 +124,11 @@ def test_warm_tells_which_prompt_states_are_missing_without_the_model(tmp_path, 
 
 # The settings a build with tests/scripted_replies.json needs: it writes one unit per fragment (no
 # more asked for, no turn units added) whose fact is in no turn (not dropped as ungrounded).
-SCRIPTED_BUILD_ENV = {"FTAMEM_TURNS_PER_UNIT": "0", "FTAMEM_VERBATIM_FALLBACK": "false", "FTAMEM_GROUND_FACTS": "false"}
+SCRIPTED_BUILD_ENV = {
+    "FTAMEM_EXTRACTION_TURNS_PER_UNIT": "0",
+    "FTAMEM_EXTRACTION_VERBATIM_FALLBACK": "false",
+    "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
+}
 
 
 def test_the_scripted_backend_builds_and_answers_and_says_it_is_a_test_double(tmp_path, capsys, monkeypatch):

@@ -18,11 +18,9 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 # The detector's spans; scripted facts ("Fact about turns 0-3") carry no words of their turns.
 SETTINGS = load_settings(
     environ={},
-    min_fragment_turns=1,
-    ground_facts=False,
-    ground_notes=False,
-    turns_per_unit=3,
-    verbatim_within_spans=False,
+    segmentation={"min_fragment_turns": 1},
+    extraction={"ground_facts": False, "turns_per_unit": 3, "verbatim_within_spans": False},
+    longitudinal={"ground_notes": False},
 )
 
 
@@ -190,7 +188,7 @@ def test_a_partial_unit_is_carried_into_the_next_session_and_replaced_when_compl
         return {"memory_units": [unit(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
 
     pipeline.extraction = extraction
-    first, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    first, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
     assert first.status == "done"
     assert "Maya booked a sleep clinic visit." in dict(seen)[8]  # carried from session 0 into session 1
     texts = {u.fact.text: u for u in case.units("c1", None)}
@@ -219,7 +217,7 @@ def test_a_failed_session_keeps_the_partial_it_would_have_replaced(case):
 
     pipeline.extraction = crash_in_session_1
     with pytest.raises(Exception):
-        build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+        build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
     texts = {u.fact.text: u for u in case.units("c1", None)}
     assert texts["Maya booked a sleep clinic visit."].construction_status == "partial"  # session 0 kept it
     assert not any("March 12" in t for t in texts)  # session 1 left nothing
@@ -376,7 +374,7 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     prompts = []
     coverage = pipeline.coverage
     pipeline.coverage = lambda messages: prompts.append(messages[-1]["content"]) or coverage(messages)
-    report, events, _ = build(case, pipeline, settings=SETTINGS.with_overrides(coverage_pass=True))
+    report, events, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"coverage_pass": True}))
     said = {t.idx for t in case.turns("c1") if t.role == "user"}
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert said <= covered
@@ -387,14 +385,14 @@ def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
     )
     assert [e.turns for e in events if isinstance(e, ev.CoveragePass)][0] == [2]
     assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
-    assert case.builds("c1")[-1].settings["coverage_pass"] is True
+    assert case.builds("c1")[-1].settings["extraction"]["coverage_pass"] is True
     assert case.builds("c1")[-1].settings["profile"] == "small-model"  # the build names the method that ran
 
 
 def test_without_the_coverage_pass_or_the_fallback_uncovered_turns_stay_uncovered(case):
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = first_turn_only
-    report, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    report, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
     assert "coverage" not in pipeline.calls and report.units == 4
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert 2 not in covered
@@ -415,7 +413,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
 
 
 def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their_own_units(case):
-    report, _, _ = build(case, settings=SETTINGS.with_overrides(verbatim_within_spans=True))
+    report, _, _ = build(case, settings=SETTINGS.with_overrides(extraction={"verbatim_within_spans": True}))
     # the scripted facts ("Fact about turns 0-3") carry no turn's words: every person's turn gets its own
     own = [u for u in case.units("c1") if not u.fact.text.startswith("Fact about")]
     said = [t for t in case.turns("c1") if t.role == "user" and len(t.text.split()) >= 6]
@@ -434,14 +432,14 @@ def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
         short.sessions[0].turns[2].model_copy(update={"text": "I am so glad to be part of it."})
     )
     store.ingest([short])
-    on = SETTINGS.with_overrides(verbatim_within_spans=True)
+    on = SETTINGS.with_overrides(extraction={"verbatim_within_spans": True})
     build(store, settings=on)
     reply = next(u for u in store.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
     assert (reply.evidence.start, reply.evidence.end) == (1, 2)
     assert reply.fact.summary == "reply to Counselor: Maya talks about night shifts and sleep, part 0-1."
     off = Store(":memory:")
     off.ingest([short])
-    build(off, settings=on.with_overrides(verbatim_reply_words=0))
+    build(off, settings=on.with_overrides(extraction={"verbatim_reply_words": 0}))
     reply = next(u for u in off.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
     assert (reply.evidence.start, reply.fact.summary) == (2, "")
 
@@ -469,7 +467,7 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     off.ingest([doc(sessions=1)])
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = two_sentences
-    build(off, pipeline, settings=SETTINGS.with_overrides(split_facts=False))
+    build(off, pipeline, settings=SETTINGS.with_overrides(extraction={"split_facts": False}))
     assert [u.fact.text for u in off.units("c1", construction_status=None)].count(told) == 2
 
 
@@ -484,12 +482,12 @@ def test_fact_max_chars_is_the_longest_fact_the_model_may_write(store):
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = long_fact
     pipeline.longitudinal = lambda m: {"semantic": [], "support": []}  # notes keep their own 400-char bound
-    build(store, pipeline, settings=SETTINGS.with_overrides(fact_max_chars=600))
+    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"fact_max_chars": 600}))
     assert [u.fact.text for u in store.units("c1")].count(told.strip()) == 2
     cut = Store(":memory:")
     cut.ingest([doc(sessions=1)])
     with pytest.raises(LLMError, match="does not match the schema"):
-        build(cut, pipeline, settings=SETTINGS.with_overrides(fact_max_chars=400))
+        build(cut, pipeline, settings=SETTINGS.with_overrides(extraction={"fact_max_chars": 400}))
 
 
 def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
@@ -520,7 +518,7 @@ def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case)
 
     per_fragment = Pipeline(seg_size=4)
     per_fragment.extraction = two_units
-    build(case, per_fragment, settings=SETTINGS.with_overrides(merge_duplicates=False))
+    build(case, per_fragment, settings=SETTINGS.with_overrides(extraction={"merge_duplicates": False}))
     links_a = len(case.links("c1"))
     case.clear_case_memory("c1")
     per_unit = Pipeline(seg_size=4)
@@ -528,7 +526,7 @@ def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case)
     build(
         case,
         per_unit,
-        settings=SETTINGS.with_overrides(merge_duplicates=False, link_per_fragment=False),
+        settings=SETTINGS.with_overrides(extraction={"merge_duplicates": False}, linking={"link_per_fragment": False}),
         from_scratch=True,
     )
     # 8 units in 4 fragments: the first unit has no earlier unit, so 3 calls per fragment-batch vs 7
@@ -554,13 +552,13 @@ def peers_doc():
     )
 
 
-def peers_units(store, units, **settings):
-    """Build the peer dialogue with one scripted extraction reply and these settings (no verbatim
-    units, so what the reply became is all there is); the final units."""
+def peers_units(store, units, **extraction):
+    """Build the peer dialogue with one scripted extraction reply and these extraction settings (no
+    verbatim units, so what the reply became is all there is); the final units."""
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = lambda m: {"memory_units": units}
-    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, **settings))
+    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False, **extraction}))
     return store.units("c1")
 
 
@@ -616,7 +614,8 @@ def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was
         store,
         pipeline,
         settings=SETTINGS.with_overrides(
-            verbatim_fallback=False, ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0
+            extraction={"verbatim_fallback": False, "ground_facts": False, "told_share": 0, "turns_per_unit": 0},
+            segmentation={"min_fragment_turns": 1},
         ),
     )
     (u,) = store.units("c1")
@@ -669,13 +668,15 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
     _, events, _ = build(
         store,
         pipeline,
-        settings=SETTINGS.with_overrides(  # the fact whole, not split
-            verbatim_fallback=fallback,
-            ground_facts=False,
-            told_share=0,
-            turns_per_unit=0,
-            min_fragment_turns=1,
-            split_facts=False,
+        settings=SETTINGS.with_overrides(
+            extraction={
+                "verbatim_fallback": fallback,
+                "ground_facts": False,
+                "told_share": 0,
+                "turns_per_unit": 0,
+                "split_facts": False,  # the fact whole, not split
+            },
+            segmentation={"min_fragment_turns": 1},
         ),
     )
     units = store.units("c1")
@@ -738,7 +739,10 @@ def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_o
     report, _, _ = build(
         store,
         pipeline,
-        settings=SETTINGS.with_overrides(ground_facts=False, told_share=0, min_fragment_turns=1, turns_per_unit=0),
+        settings=SETTINGS.with_overrides(
+            extraction={"ground_facts": False, "told_share": 0, "turns_per_unit": 0},
+            segmentation={"min_fragment_turns": 1},
+        ),
     )
     units = store.units("c1")
     assert report.fusions == 1 and not any("wants to get a dog" in u.fact.text for u in units)
@@ -789,7 +793,11 @@ def test_note_grounding_acts_with_its_setting(store, check):
         ],
         "support": [],
     }
-    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False, ground_notes=check))
+    build(
+        store,
+        pipeline,
+        settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}, longitudinal={"ground_notes": check}),
+    )
     assert [e.text for e in store.semantic("c1")] == (
         ["Caroline is researching adoption agencies."]
         if check
@@ -831,7 +839,7 @@ def test_told_share_leaves_a_counselors_words_to_the_person(store):
     store.ingest([doc])
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = lambda m: {"memory_units": [unit("Melanie is proud of Caroline's big step.", 0, 1)]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(verbatim_fallback=False))
+    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
     assert [u.fact.text for u in store.units("c1")] == ["Melanie is proud of Caroline's big step."]
 
 
@@ -913,7 +921,9 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     store.ingest([doc])
     pipeline = Pipeline()
     llm = pipeline.llm()
-    report, events, _ = build(store, pipeline, llm=llm, settings=SETTINGS.with_overrides(prompt_turn_chars=4_000))
+    report, events, _ = build(
+        store, pipeline, llm=llm, settings=SETTINGS.with_overrides(construction={"prompt_turn_chars": 4_000})
+    )
     assert report.status == "done"
     assert llm.prompts and all(len(m[-1]["content"]) < 12_000 for _, m in llm.prompts)  # each prompt fits
     (cut,) = [e for e in events if isinstance(e, ev.TurnsCut)]  # reported once, though every stage saw it

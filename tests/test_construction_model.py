@@ -90,11 +90,11 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
     from ftamem_core.llm.factory import make_llm
     from ftamem_core.retrieval.pipeline import TurnIndex
 
-    monkeypatch.setenv("FTAMEM_PACKET_TOKEN_BUDGET", str(TIGHT_BUDGET))
+    monkeypatch.setenv("FTAMEM_RETRIEVAL_PACKET_TOKEN_BUDGET", str(TIGHT_BUDGET))
     store = Store(built)
     embedder, settings = Embedder(), load_settings()
     count = make_llm(LLMConfig(model="qwen2.5-0.5b"), MODEL_DIR).count_tokens
-    turns = TurnIndex.build(embedder, store.turns("sample-maya"), settings.source_reply_context)
+    turns = TurnIndex.build(embedder, store.turns("sample-maya"), settings.retrieval.source_reply_context)
     text = {t.idx: t.text for t in turns.turns}
     fta, base, shares = [], [], []
     for q, gold in answerable(store, "sample-maya"):
@@ -135,13 +135,13 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
 def test_turn_anchors_give_the_persons_turns_feelings_with_the_real_model(tmp_path, monkeypatch):
     """The candidate setting turn_anchors with the 0.5B on the sample's first session: the reply
     parses with one anchor per substantive turn and some unit carries a feeling."""
-    monkeypatch.setenv("FTAMEM_TURN_ANCHORS", "true")
-    monkeypatch.setenv("FTAMEM_STRICT_LINKS", "true")
+    monkeypatch.setenv("FTAMEM_EXTRACTION_TURN_ANCHORS", "true")
+    monkeypatch.setenv("FTAMEM_LINKING_STRICT_LINKS", "true")
     db = str(tmp_path / "a.db")
     assert main(["--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted", "--by", "test"]) == 0
     assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0
     store = Store(db)
     units = store.units("sample-maya")
-    assert units and store.builds("sample-maya")[-1].settings["turn_anchors"] is True
+    assert units and store.builds("sample-maya")[-1].settings["extraction"]["turn_anchors"] is True
     feelings = [u.affect.emotion_or_state for u in units if u.affect.emotion_or_state != "unknown"]
     assert feelings, [u.fact.text for u in units]

@@ -82,7 +82,8 @@ class SaidUnits(Pipeline):
 def said_case(store) -> None:
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
-        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+        environ={},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
     )
     Builder(store, SaidUnits().llm(), HashEmbedder(), settings).build("sample-daniel")
 
@@ -205,7 +206,8 @@ def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggest
     store = Store(app)
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
-        environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False, split_facts=False
+        environ={},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
     )
     Builder(store, SaidUnits().llm(), Embedder(), settings).build("sample-daniel")  # the app's encoder
     dad = {u.id for u in store.units("sample-daniel") if re.search(r"\bdad\b", u.fact.text, re.I)}
@@ -440,7 +442,9 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
         store,
         RawPipeline().llm(),
         HashEmbedder(),
-        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+        load_settings(
+            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+        ),
     ).build("sample-daniel")
     units = store.units("sample-daniel")
     assert {u.fact.content_type for u in units} == {"support_interaction"} and store.links("sample-daniel")

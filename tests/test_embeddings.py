@@ -22,6 +22,8 @@ def test_packaged_minilm_encodes_offline():
 def test_settings_choose_the_model_and_batch_size():
     from ftamem_core.config import load_settings
 
-    e = Embedder.from_settings(load_settings(environ={}, embedding_model="/models/other", embedding_batch_size=8))
+    e = Embedder.from_settings(
+        load_settings(environ={}, embedding={"embedding_model": "/models/other", "embedding_batch_size": 8})
+    )
     assert (e.model_path, e.batch_size) == ("/models/other", 8)
     assert Embedder.from_settings(load_settings(environ={})).model_path == Embedder().model_path

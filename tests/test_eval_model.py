@@ -15,9 +15,9 @@ SAMPLE = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.js
 
 
 def test_two_methods_on_the_es_memeval_sample_with_the_real_model(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("FTAMEM_MODEL_DIR", str(MODEL_DIR))
+    monkeypatch.setenv("FTAMEM_STORAGE_MODEL_DIR", str(MODEL_DIR))
     monkeypatch.setenv("FTAMEM_LLM_MODEL", "qwen2.5-0.5b")
-    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("FTAMEM_EVALUATION_EVAL_DIR", str(tmp_path / "runs"))
     out = tmp_path / "run"
     args = [
         "--db",

@@ -18,7 +18,8 @@ from scripted import HashEmbedder, Pipeline
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 ESMEMEVAL = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"
 SETTINGS = load_settings(
-    environ={}, ground_facts=False, turns_per_unit=0, verbatim_fallback=False, verbatim_within_spans=False
+    environ={},
+    extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False, "verbatim_within_spans": False},
 )
 
 
@@ -128,7 +129,9 @@ def test_a_run_answers_every_method_on_the_same_questions_and_writes_its_outputs
     assert all(r["evidence_recall"] == 1.0 for r in by_method["full-context"])  # one session fits the window
     assert all(r["k"] == 3 for r in by_method["fta@3"]) and all(r["k"] == 25 for r in by_method["fta"])
     assert all(len(r["retrieved"]) <= 25 and r["retrieved"] for r in by_method["turn-rag"])
-    assert all(r["packet_tokens"] <= SETTINGS.packet_token_budget for r in by_method["turn-rag"])  # one packing
+    assert all(
+        r["packet_tokens"] <= SETTINGS.retrieval.packet_token_budget for r in by_method["turn-rag"]
+    )  # one packing
     assert all(r["content_recall"] is not None for r in rows)
     # the sanity memories are built without a model call and answered by FTA-Mem's retrieval
     assert summary["methods"]["null"]["construction_cost"]["calls"] == 0
@@ -227,7 +230,7 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
-    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
+    monkeypatch.setenv("FTAMEM_EVALUATION_EVAL_DIR", str(tmp_path / "eval-runs"))
     base = [
         "--db",
         str(tmp_path / "m.db"),
@@ -282,8 +285,8 @@ def test_evaluate_page_shows_a_run_and_compares_two_methods(tmp_path, monkeypatc
         HashEmbedder(),
         progress=False,
     )
-    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(runs))
-    monkeypatch.setenv("FTAMEM_DB_PATH", str(tmp_path / "app.db"))
+    monkeypatch.setenv("FTAMEM_EVALUATION_EVAL_DIR", str(runs))
+    monkeypatch.setenv("FTAMEM_STORAGE_DB_PATH", str(tmp_path / "app.db"))
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
@@ -394,7 +397,9 @@ def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_
             return super().answer(messages)
 
     pipeline = Slow()
-    served = SETTINGS.with_overrides(llm={"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, eval_workers=3)
+    served = SETTINGS.with_overrides(
+        llm={"backend": "openai", "base_url": "http://127.0.0.1:9/v1"}, evaluation={"eval_workers": 3}
+    )
     cfg = EvalConfig(
         "locomo",
         str(LOCOMO),
@@ -403,7 +408,7 @@ def test_an_openai_backend_answers_questions_concurrently_up_to_the_setting(tmp_
         cases=["conv-26"],
         sessions=1,
         questions=4,
-        workers=served.eval_workers,
+        workers=served.evaluation.eval_workers,
     )
     run(cfg, served, factory(pipeline, []), HashEmbedder(), progress=False)
     assert peak[0] == 3

@@ -128,7 +128,7 @@ def test_the_sql_check_finds_a_query_a_connection_and_sql_text():
     assert sql_uses("n = store.db['units'].count") == ["1: .db"]
     assert sql_uses("import sqlite_utils") == ["1: import sqlite_utils"]
     assert len(sql_uses("store.db.query('x')")) == 2  # a call and the database
-    assert sql_uses("store.units(case_id); Store(args.db); settings.db_path; 'Selected units'") == []
+    assert sql_uses("store.units(case_id); Store(args.db); settings.storage.db_path; 'Selected units'") == []
 
 
 def test_no_sql_outside_storage():

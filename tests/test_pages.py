@@ -70,13 +70,13 @@ def app(tmp_path, monkeypatch):
     db = tmp_path / "app.db"
     script = tmp_path / "script.json"
     script.write_text(json.dumps(SCRIPT))
-    monkeypatch.setenv("FTAMEM_DB_PATH", str(db))
+    monkeypatch.setenv("FTAMEM_STORAGE_DB_PATH", str(db))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
     # The script answers every extraction with one unit: ask for no more, and add no turn units.
-    monkeypatch.setenv("FTAMEM_TURNS_PER_UNIT", "0")
-    monkeypatch.setenv("FTAMEM_VERBATIM_FALLBACK", "false")
-    monkeypatch.setenv("FTAMEM_GROUND_FACTS", "false")  # its fact is not in the turns
+    monkeypatch.setenv("FTAMEM_EXTRACTION_TURNS_PER_UNIT", "0")
+    monkeypatch.setenv("FTAMEM_EXTRACTION_VERBATIM_FALLBACK", "false")
+    monkeypatch.setenv("FTAMEM_EXTRACTION_GROUND_FACTS", "false")  # its fact is not in the turns
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     monkeypatch.chdir(ROOT)
     st.cache_resource.clear()
@@ -99,7 +99,9 @@ def built(db) -> Store:
         store,
         Pipeline().llm(),
         HashEmbedder(),
-        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+        load_settings(
+            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+        ),
     ).build("sample-daniel")
     return store
 
@@ -138,7 +140,7 @@ def test_build_page_builds_with_the_chosen_backend(app):
     assert [u.fact.text for u in store.units("sample-daniel")] == ["Daniel talked about his father."] * 3
     at.run()
     assert not at.exception and any("Units formed (3)" in h.value for h in at.subheader)
-    assert store.builds("sample-daniel")[-1].settings["coverage_pass"] is False
+    assert store.builds("sample-daniel")[-1].settings["extraction"]["coverage_pass"] is False
 
 
 def test_build_page_shows_each_kind_of_build_event(app):
@@ -194,7 +196,7 @@ def test_build_page_turns_the_coverage_pass_on(app):
     next(b for b in at.button if b.label == "Start / resume build").click().run()
     assert not at.exception
     wait_until_built(store)
-    assert store.builds("sample-daniel")[-1].settings["coverage_pass"] is True
+    assert store.builds("sample-daniel")[-1].settings["extraction"]["coverage_pass"] is True
 
 
 def memory_page(name: str | None = "Dr. Lee") -> AppTest:
@@ -530,7 +532,9 @@ def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_whic
         store,
         Pipeline().llm(),
         HashEmbedder(),
-        load_settings(environ={}, ground_facts=False, turns_per_unit=0, verbatim_within_spans=False),
+        load_settings(
+            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+        ),
     )
     with pytest.raises(CorrectionsAtRisk) as refused:
         builder.build("sample-daniel", from_scratch=True)

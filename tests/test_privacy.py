@@ -171,7 +171,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
             return np.repeat(vectors[1:2], len(texts), axis=0)
 
     reply = {"answer": "x", "cited_unit_ids": []}
-    base = load_settings(environ={}, tau=-1.0, turn_channel=0)
+    base = load_settings(environ={}, retrieval={"tau": -1.0, "turn_channel": 0})
     trace = ask(store, "c1", "q", ScriptedLLM([reply]), Vectors(), base, ablations=PRESETS["no_rewrite"])
     assert b not in trace.shown_unit_ids and trace.settings["retrieve_archived"] is False
     trace = ask(
@@ -180,7 +180,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
         "q",
         ScriptedLLM([reply]),
         Vectors(),
-        base.with_overrides(retrieve_archived=True),
+        base.with_overrides(retrieval={"retrieve_archived": True}),
         ablations=PRESETS["no_rewrite"],
     )
     assert b in trace.shown_unit_ids and "now archived" in trace.packet_text
@@ -434,6 +434,19 @@ def test_item1_import_gives_new_ids_so_a_huge_id_breaks_no_other_case(tmp_path, 
     _other_case_still_works(store)
 
 
+def test_an_export_written_before_phases_is_imported_with_its_build_settings_by_phase(tmp_path):
+    from test_store import BY_PHASE, FLAT_BUILD_SETTINGS
+
+    source = built(Store(tmp_path / "src.db"), "x")
+    doc = privacy.export_case(source, "x")
+    assert doc["tables"]["builds"]
+    for row in doc["tables"]["builds"]:
+        row["settings"] = json.dumps(FLAT_BUILD_SETTINGS)  # as an older version recorded it
+    store = Store(tmp_path / "m.db")
+    privacy.import_case(store, doc)
+    assert [b.settings for b in store.builds("x")] == [BY_PHASE] * len(doc["tables"]["builds"])
+
+
 def test_item1_import_remaps_every_reference(tmp_path):
     source = built(Store(tmp_path / "src.db"), "x")
     a, b = [u.id for u in source.units("x")[:2]]
@@ -541,7 +554,7 @@ def test_item2_retention_is_bounded_everywhere(tmp_path, capsys):
     with pytest.raises(StoreError, match="from 1 to 36500"):
         privacy.set_retention(store, "sample-daniel", 3_000_000)
     with pytest.raises(ValidationError):
-        load_settings(db_path=db, retention_days=999999999)
+        load_settings(storage={"db_path": db}, governance={"retention_days": 999999999})
 
 
 @pytest.mark.parametrize(

@@ -193,17 +193,16 @@ def answer_llm(rewrite=None):
     return ScriptedLLM([reply] * 4)
 
 
-def run(memory, preset, **settings):
+def run(memory, preset, **retrieval):
     store, ids = memory
     llm = answer_llm()
-    settings = {"tau": 0.0, "top_k": 2, **settings}
     trace = ask(
         store,
         "c1",
         "When did Maya start night shifts?",
         llm,
         EMB,
-        load_settings(environ={}, **settings),
+        load_settings(environ={}, retrieval={"tau": 0.0, "top_k": 2, **retrieval}),
         ablations=PRESETS[preset],
     )
     return trace, llm
@@ -265,13 +264,13 @@ def test_citations_are_limited_to_packet_units(memory):
     from ftamem_core.llm.base import LLMError
 
     with pytest.raises(LLMError, match="^answer:"):
-        ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, tau=0.0))
+        ask(store, "c1", "q?", bad, EMB, load_settings(environ={}, retrieval={"tau": 0.0}))
 
 
 def test_answer_max_citations_bounds_the_cited_list(memory):
     store, ids = memory
     rewrite = {"query": "Maya shifts", "people": [], "time_expressions": [], "content_types": [], "affect_terms": []}
-    settings = load_settings(environ={}, tau=0.0, top_k=3, answer_max_citations=2)
+    settings = load_settings(environ={}, retrieval={"tau": 0.0, "top_k": 3}, answer={"answer_max_citations": 2})
     shown = ask(store, "c1", "q?", answer_llm(rewrite), EMB, settings).shown_unit_ids
     assert len(shown) >= 3
     three = {"answer": "x", "cited_unit_ids": [f"m{i}" for i in shown[:3]]}
@@ -280,7 +279,12 @@ def test_answer_max_citations_bounds_the_cited_list(memory):
     with pytest.raises(LLMError, match="^answer:"):
         ask(store, "c1", "q?", ScriptedLLM([rewrite] + [three] * 3), EMB, settings)
     trace = ask(
-        store, "c1", "q?", ScriptedLLM([rewrite, three]), EMB, settings.model_copy(update={"answer_max_citations": 3})
+        store,
+        "c1",
+        "q?",
+        ScriptedLLM([rewrite, three]),
+        EMB,
+        settings.with_overrides(answer={"answer_max_citations": 3}),
     )
     assert trace.cited_unit_ids == shown[:3]
 
@@ -299,7 +303,7 @@ def test_empty_case_answers_from_nothing(store):
 
 def test_k_follows_the_dataset_and_the_trace_says_why(memory):
     store, _ = memory
-    settings = load_settings(environ={}, tau=0.0, top_k=2, top_k_locomo=4)
+    settings = load_settings(environ={}, retrieval={"tau": 0.0, "top_k": 2, "top_k_locomo": 4})
     trace = ask(store, "c1", "When did Maya start night shifts?", answer_llm(), EMB, settings)
     assert trace.settings["k"] == 2 and "top_k" in trace.settings["k_reason"] and len(trace.kept_ids) == 2
     assert trace.settings["profile"] == "small-model"  # the trace names the method that ran
@@ -312,7 +316,9 @@ def test_k_follows_the_dataset_and_the_trace_says_why(memory):
 
 def test_ablations_in_the_settings_act_without_a_preset(memory):
     store, _ = memory
-    settings = load_settings(environ={}, tau=0.0, top_k=2, ablations={"no_links": True, "no_rewrite": True})
+    settings = load_settings(
+        environ={}, ablations={"no_links": True, "no_rewrite": True}, retrieval={"tau": 0.0, "top_k": 2}
+    )
     llm = answer_llm()
     trace = ask(store, "c1", "When did Maya start night shifts?", llm, EMB, settings)
     assert [s for s, _ in llm.prompts] == ["answer"] and trace.packet.neighbours == []
@@ -610,14 +616,14 @@ def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store)
         both[[0, 2, 3]], (plain @ query)[[0, 2, 3]]
     )
 
-    def s_src(**settings):
+    def s_src(**retrieval):
         trace = ask(
             store,
             "c1",
             "What are Cat's plans for the summer?",
             answer_llm(),
             EMB,
-            load_settings(environ={}, tau=0.0, turn_channel=0, **settings),
+            load_settings(environ={}, retrieval={"tau": 0.0, "turn_channel": 0, **retrieval}),
             ablations=PRESETS["no_rewrite"],
         )
         return trace.settings["source_reply_context"], {r["id"]: r.get("s_src") for r in trace.candidates}

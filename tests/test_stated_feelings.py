@@ -114,7 +114,7 @@ def _build(store, on: bool):
         }
 
     pipeline.extraction = extraction
-    settings = load_settings(environ={}).with_overrides(stated_feelings=on)
+    settings = load_settings(environ={}).with_overrides(extraction={"stated_feelings": on})
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("g")
     return {u.fact.text: u.affect for u in store.units("g")}
 

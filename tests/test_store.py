@@ -195,3 +195,50 @@ def test_units_stored_before_provenance_read_as_unknown_origin(tmp_path):
     conn.commit()
     conn.close()
     assert [u.origin for u in Store(path).units("old")] == ["unknown"]
+
+
+# What a build recorded before settings were grouped by phase (issue 41): flat, the method's name in
+# "segmentation", a key no phase holds now, and the model already in its own table.
+FLAT_BUILD_SETTINGS = {
+    "window_size": 12,
+    "segmentation": "fixed",
+    "ground_facts": False,
+    "told_share": 0.0,
+    "embedding_model": None,
+    "strict_links": True,
+    "ground_notes": True,
+    "construction_temperature": 0.7,
+    "retired_setting": 3,
+    "llm": {"backend": "embedded", "model": "qwen2.5-1.5b", "seed": 0},
+    "profile": "small-model",
+}
+BY_PHASE = {
+    "segmentation": {"window_size": 12, "segmentation": "fixed"},
+    "extraction": {"ground_facts": False, "told_share": 0.0},
+    "embedding": {"embedding_model": None},
+    "linking": {"strict_links": True},
+    "longitudinal": {"ground_notes": True},
+    "construction": {"construction_temperature": 0.7},
+    "retired_setting": 3,
+    "llm": {"backend": "embedded", "model": "qwen2.5-1.5b", "seed": 0},
+    "profile": "small-model",
+}
+
+
+def test_build_records_written_before_phases_are_moved_into_them_once(tmp_path):
+    from ftamem_core.models import Build
+
+    path = tmp_path / "old.db"
+    store = Store(path)
+    store.ingest([make_doc("old"), make_doc("new")])
+    store.start_build(Build(case_id="old", segmentation="fixed", settings=FLAT_BUILD_SETTINGS))
+    store.start_build(Build(case_id="new", segmentation="fixed", settings=BY_PHASE))
+    store.close()
+    conn = sqlite3.connect(path)  # the store as it was before migration 0010
+    conn.execute("DELETE FROM _migrations WHERE name = '0010_build_settings_by_phase'")
+    conn.commit()
+    conn.close()
+    reopened = Store(path)
+    assert reopened.applied_migrations == ["0010_build_settings_by_phase"]
+    # every value kept, each in its phase's table; a record by phase already is left as it was
+    assert reopened.builds("old")[-1].settings == BY_PHASE and reopened.builds("new")[-1].settings == BY_PHASE

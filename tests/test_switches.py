@@ -134,3 +134,20 @@ def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(ben
     assert todo == {"turn_channel=0,source_similarity=0.0": "", "ground_anchors": "false"}
     with pytest.raises(SystemExit):
         switches.chosen(["turn_channel=0,no_such_setting=1"])
+
+
+def test_set_and_switch_take_a_phase_or_a_bare_name_and_name_runs_bare(benchmarks):
+    from argparse import Namespace
+
+    from ftamem_core.cli.parser import set_option
+
+    evidence, switches = benchmarks
+    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("turn_anchors=true")])
+    # a build file and a result row name each setting bare, as they did before phases
+    assert evidence.set_names(given) == {"ground_facts": "false", "turn_anchors": "true"}
+    assert switches.chosen(["extraction.ground_facts", "turn_anchors=true"]) == {
+        "ground_facts": "false",
+        "turn_anchors": "true",
+    }
+    with pytest.raises(SystemExit, match="no setting 'bogus'"):
+        switches.chosen(["bogus"])

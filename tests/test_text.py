@@ -127,9 +127,10 @@ def test_a_chinese_case_is_built_with_the_english_repairs_off_and_the_build_says
     report, events = _build(store, "zh")
     assert report.status == "done" and len(report.notes) == 1 and "not English" in report.notes[0]
     language = [e for e in events if isinstance(e, LanguageNote)]
-    assert language and set(language[0].off) <= set(REPAIRS_OFF)
-    recorded = store.builds("zh")[-1].settings
-    assert all(recorded[k] == v for k, v in REPAIRS_OFF.items() if k in recorded)
+    off = {f"{phase}.{name}": value for phase, values in REPAIRS_OFF.items() for name, value in values.items()}
+    assert language and set(language[0].off) <= set(off)
+    recorded = store.builds("zh")[-1].settings  # by phase
+    assert all(recorded[name.split(".")[0]][name.split(".")[1]] == value for name, value in off.items())
     assert [u.fact.text for u in store.units("zh")] == ["李明去了月球。"]  # kept: no English check judged it
 
     # The audit's word checks do not apply: none passes an invented fact for want of a known word.
@@ -144,4 +145,4 @@ def test_an_english_case_keeps_its_repairs_and_no_note(store):
     _case(store, ENGLISH * 2, case_id="en")
     report, events = _build(store, "en")
     assert report.notes == [] and not [e for e in events if isinstance(e, LanguageNote)]
-    assert store.builds("en")[-1].settings["ground_facts"] is True
+    assert store.builds("en")[-1].settings["extraction"]["ground_facts"] is True

@@ -215,7 +215,10 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
     pipeline.longitudinal = lambda messages: {"semantic": [], "support": []}
     started = time.perf_counter()
     report = Builder(
-        store, pipeline.llm(), HashEmbedder(), load_settings(environ={}, min_fragment_turns=1, min_unit_words=0)
+        store,
+        pipeline.llm(),
+        HashEmbedder(),
+        load_settings(environ={}, segmentation={"min_fragment_turns": 1}, extraction={"min_unit_words": 0}),
     ).build("c1")
     assert report.status == "done" and report.units >= 1
     assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here
@@ -271,7 +274,7 @@ def test_item12_ingest_and_import_refuse_files_over_the_cap(tmp_path, capsys):
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (2 * 2**20 + 10))
     env = tmp_path / "ftamem.toml"
-    env.write_text("max_upload_mb = 2\n")
+    env.write_text("[input]\nmax_upload_mb = 2\n")
     for command in (
         ["ingest", str(big)],
         ["import", str(big)],
@@ -280,7 +283,7 @@ def test_item12_ingest_and_import_refuse_files_over_the_cap(tmp_path, capsys):
     ):
         assert main(["--db", db, "--config", str(env), *command]) == 1
         err = capsys.readouterr().err
-        assert "larger than 2 MB (setting max_upload_mb)" in err and len(err.strip().splitlines()) == 1
+        assert "larger than 2 MB (setting input.max_upload_mb)" in err and len(err.strip().splitlines()) == 1
 
 
 def test_item12_a_broken_pipe_prints_one_line_and_no_traceback(tmp_path):
@@ -433,7 +436,7 @@ def test_item4_eval_and_density_respect_a_withdrawal(tmp_path, capsys, monkeypat
     script.write_text(json.dumps({"answer": {"answer": "Not mentioned", "cited_unit_ids": []}}))
     monkeypatch.setenv("FTAMEM_LLM_BACKEND", "scripted")
     monkeypatch.setenv("FTAMEM_LLM_MODEL", str(script))
-    monkeypatch.setenv("FTAMEM_EVAL_DIR", str(tmp_path / "eval-runs"))
+    monkeypatch.setenv("FTAMEM_EVALUATION_EVAL_DIR", str(tmp_path / "eval-runs"))
     db = tmp_path / "m.db"
     base = [
         "--db",
@@ -632,7 +635,7 @@ def test_item6_a_deleted_or_edited_partial_is_not_brought_back_by_a_running_buil
 
     pipeline.extraction = extraction
     report = Builder(
-        builder_store, pipeline.llm(), HashEmbedder(), SETTINGS.with_overrides(verbatim_fallback=False)
+        builder_store, pipeline.llm(), HashEmbedder(), SETTINGS.with_overrides(extraction={"verbatim_fallback": False})
     ).build("c1")
     assert report.status == "done"
     texts = {u.fact.text: u for u in person.units("c1", None)}
@@ -658,7 +661,7 @@ def oidc(app, tmp_path, monkeypatch):
     import streamlit as st
 
     config = tmp_path / "ftamem.toml"
-    config.write_text("[auth]\noidc = true\n")
+    config.write_text("[governance.auth]\noidc = true\n")
     monkeypatch.setenv("FTAMEM_CONFIG", str(config))
     monkeypatch.setattr(st, "user", _OIDCUser(email="dana@clinic.example", name="Dana"))
     st.cache_resource.clear()
@@ -733,7 +736,9 @@ def test_item9_the_sign_in_form_locks_after_five_failures_and_checks_the_host(ap
     from test_pages import open_page
 
     config = tmp_path / "ftamem.toml"
-    config.write_text(f'[auth]\nlockout_minutes = 5\n[auth.users]\nana = "{auth.hash_password("pw-ana")}"\n')
+    config.write_text(
+        f'[governance.auth]\nlockout_minutes = 5\n[governance.auth.users]\nana = "{auth.hash_password("pw-ana")}"\n'
+    )
     monkeypatch.setenv("FTAMEM_CONFIG", str(config))
     st.cache_resource.clear()
 

@@ -135,7 +135,7 @@ def _build(store, on: bool):
         return reply
 
     pipeline.extraction = extraction
-    settings = load_settings(environ={}).with_overrides(turn_anchors=on)
+    settings = load_settings(environ={}).with_overrides(extraction={"turn_anchors": on})
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("g")
     return {u.fact.text: u.affect for u in store.units("g")}, prompts
 
@@ -181,7 +181,9 @@ def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_
     )
     store.ingest([doc])
     consent.record(store, "l", "granted", "test", "scripted case")
-    settings = load_settings(environ={}).with_overrides(strict_links=True, link_threshold=0.0, turns_per_unit=0)
+    settings = load_settings(environ={}).with_overrides(
+        linking={"strict_links": True, "link_threshold": 0.0}, extraction={"turns_per_unit": 0}
+    )
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
     assert seen and all("Looking alike is not a relation" in text for text in seen)
 
@@ -234,7 +236,7 @@ def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, s
         builder_store,
         pipeline.llm(),
         HashEmbedder(),
-        SETTINGS.with_overrides(verbatim_fallback=False, ground_anchors=False, turn_anchors=True),
+        SETTINGS.with_overrides(extraction={"verbatim_fallback": False, "ground_anchors": False, "turn_anchors": True}),
         progress=events.append,
     ).build("c1")
     assert report.status == "done"

@@ -1,4 +1,4 @@
-"""The turn channel (beyond the paper, setting ``turn_channel``): raw turns most similar to the
+"""The turn channel (beyond the paper, setting ``retrieval.turn_channel``): raw turns most similar to the
 question compete with the primary units for the packet, merged by score."""
 
 from ftamem_core.config import Ablations

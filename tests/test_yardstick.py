@@ -112,7 +112,7 @@ def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_convers
     store.ingest([doc.model_copy(update={"sessions": doc.sessions[:3]})])
     settings, embedder = load_settings(), Embedder()
     fill(store, "conv-26", "null", embedder, settings)
-    turns = TurnIndex.build(embedder, store.turns("conv-26"), settings.source_reply_context)
+    turns = TurnIndex.build(embedder, store.turns("conv-26"), settings.retrieval.source_reply_context)
     text = {t.idx: t.text for t in turns.turns}
     null, rag, pointer = [], [], []
     for q, gold in answerable(store, "conv-26", {"1", "2", "3", "4"}):
@@ -153,7 +153,7 @@ def test_ask_and_the_benchmark_build_the_same_packet(dialogue):
     store, turns = dialogue
     units = [make_unit("c1", "A talked about turn 3 of session 1", 11, 12, session_id=store.sessions("c1")[1].id)]
     store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
-    settings = load_settings(packet_token_budget=120)
+    settings = load_settings(retrieval={"packet_token_budget": 120})
     question = "What did A say in c1 session 1 turn 3?"
     trace = ask(
         store,

@@ -17,8 +17,9 @@ import sys
 
 from pydantic import ValidationError
 
-from ..config import Settings, load_settings
+from ..config import Settings, SettingsError, changes_from, load_settings
 from ..loaders import LoadError
+from ..setting import merged
 from ..llm.modelfiles import ModelFileError
 from ..storage.store import StoreError
 from .ask import cmd_ask
@@ -42,12 +43,12 @@ from .privacy import (
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    return load_settings(
-        config_file=args.config,
-        profile=args.profile,
-        db_path=args.db,
-        llm={"backend": args.llm, "model": args.model, "base_url": args.base_url},
-    )
+    # the named options over --set's (a None: the option was not given)
+    given = {
+        "storage": {"db_path": args.db},
+        "llm": {"backend": args.llm, "model": args.model, "base_url": args.base_url},
+    }
+    return load_settings(config_file=args.config, profile=args.profile, **merged(changes_from(args.set), given))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         return _pipe_closed()
     except (LoadError, StoreError, ModelFileError, OSError) as e:
         return _fail(str(e))
+    except SettingsError as e:
+        return _fail(f"invalid settings: {e}")
     except ValidationError as e:
         return _fail(f"invalid settings: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}")
     except Exception as e:  # LLM errors and anything unexpected: one readable line
@@ -126,9 +129,9 @@ def _purge_expired(settings: Settings) -> None:
 
     from ..governance.privacy import purge_expired, skipped_message
 
-    if Path(settings.db_path).exists():
+    if Path(settings.storage.db_path).exists():
         skipped: list[str] = []
-        for case_id in purge_expired(open_store(settings), settings.retention_days, skipped=skipped):
+        for case_id in purge_expired(open_store(settings), settings.governance.retention_days, skipped=skipped):
             print(f"ftamem: erased case {case_id!r}: its retention period is over", file=sys.stderr)
         if skipped:
             print(f"ftamem: warning: {skipped_message(skipped)}", file=sys.stderr)

@@ -15,7 +15,7 @@ def cmd_ask(args, settings: Settings):
 
     store = open_store(settings)
     require_case(store, args.case)
-    llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    llm = make_llm(settings.llm, settings.storage.model_dir, recorder=store.record_call)
     trace = ask(
         store,
         args.case,

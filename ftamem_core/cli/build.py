@@ -13,7 +13,7 @@ def cmd_check_llm(args, settings: Settings):
     from ..llm.base import health_check
     from ..llm.factory import make_llm
 
-    data = health_check(make_llm(settings.llm, settings.model_dir))
+    data = health_check(make_llm(settings.llm, settings.storage.model_dir))
     text = (
         f"backend {data['backend']}  model {data['model']}  {data['seconds']} s "
         f"(call {data['call_seconds']} s, {data['prompt_tokens']}+{data['completion_tokens']} tokens)\n"
@@ -26,7 +26,7 @@ def cmd_warm(args, settings: Settings):
     from ..retrieval.inference import ASK_PROMPTS
     from ..llm.factory import make_llm
 
-    llm = make_llm(settings.llm, settings.model_dir)
+    llm = make_llm(settings.llm, settings.storage.model_dir)
     if llm.backend != "embedded":
         data = {"backend": llm.backend, "model": llm.model_name, "prompts": {}}
         return data, "nothing to keep: a server caches prompt prefixes itself"
@@ -47,10 +47,10 @@ def cmd_build(args, settings: Settings):
     from .progress import ProgressBar
 
     if args.coverage_pass:
-        settings = settings.with_overrides(coverage_pass=True)
+        settings = settings.with_overrides(extraction={"coverage_pass": True})
     store = open_store(settings)
     require_case(store, args.case)
-    llm = make_llm(settings.llm, settings.model_dir, recorder=store.record_call)
+    llm = make_llm(settings.llm, settings.storage.model_dir, recorder=store.record_call)
     bar = None if args.quiet else ProgressBar(store, args.case)
     builder = Builder(store, llm, Embedder.from_settings(settings), settings, progress=bar)
     try:

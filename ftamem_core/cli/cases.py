@@ -22,11 +22,11 @@ def cmd_ingest(args, settings: Settings):
         args.format,
         on_exists,
         args.cases,
-        settings.max_turn_chars,
+        settings.input.max_turn_chars,
         consent_by=args.by if args.consent else None,
         consent_note=args.note,
         retention_days=args.retention_days,
-        max_mb=settings.max_upload_mb,
+        max_mb=settings.input.max_upload_mb,
         who=who_runs(args),
     )
     counts = {c["id"]: c for c in store.list_cases()}

@@ -7,7 +7,7 @@ from ..storage.store import Store, StoreError
 
 
 def open_store(settings: Settings) -> Store:
-    return Store(settings.db_path, index_config=settings.index)
+    return Store(settings.storage.db_path, index_config=settings.storage.index)
 
 
 def who_runs(args) -> str:
@@ -53,7 +53,7 @@ def refuse_withdrawn(case_ids: list[str], settings: Settings) -> None:
 
     from ..governance import consent
 
-    if not Path(settings.db_path).exists():
+    if not Path(settings.storage.db_path).exists():
         return
     store = open_store(settings)
     for case_id in case_ids:

@@ -25,7 +25,7 @@ def cmd_eval(args, settings: Settings):
         if args.dataset != "locomo" or args.cases or args.sessions:
             raise StoreError("--split is LoCoMo's and names the cases and sessions itself")
         args.cases, args.sessions = list(SPLITS[args.split]), SESSIONS
-    out = args.out or str(Path(settings.eval_dir) / f"{args.dataset}-{datetime.now():%Y%m%d-%H%M%S}")
+    out = args.out or str(Path(settings.evaluation.eval_dir) / f"{args.dataset}-{datetime.now():%Y%m%d-%H%M%S}")
     cfg = EvalConfig(
         dataset=args.dataset,
         data=args.data,
@@ -35,8 +35,8 @@ def cmd_eval(args, settings: Settings):
         sessions=args.sessions,
         questions=args.questions,
         k=args.k,
-        cache_dir=args.cache or str(Path(settings.eval_dir) / "cache"),
-        workers=args.workers or settings.eval_workers,
+        cache_dir=args.cache or str(Path(settings.evaluation.eval_dir) / "cache"),
+        workers=args.workers or settings.evaluation.eval_workers,
         judge=args.judge,
         categories=args.categories,
     )
@@ -46,7 +46,7 @@ def cmd_eval(args, settings: Settings):
     summary = run(
         cfg,
         settings,
-        lambda recorder: make_llm(settings.llm, settings.model_dir, recorder=recorder),
+        lambda recorder: make_llm(settings.llm, settings.storage.model_dir, recorder=recorder),
         Embedder.from_settings(settings),
         progress=not args.quiet,
     )
@@ -62,7 +62,7 @@ def cmd_density(args, settings: Settings):
         EvalConfig(args.dataset, args.data, [], "", cases=args.cases, sessions=args.sessions), settings
     )
     refuse_withdrawn([d.case.id for d in docs], settings)
-    rows = annotate(docs, make_llm(settings.llm, settings.model_dir), args.out)
+    rows = annotate(docs, make_llm(settings.llm, settings.storage.model_dir), args.out)
     dialogues = per_dialogue(rows)
     overall = {f: round(sum(r[f] for r in rows) / len(rows), 4) for f in FIELDS} if rows else {}
     shown = [{"dialogue": c, **d} for c, d in dialogues.items()] + [
@@ -117,5 +117,5 @@ def cmd_score(args, settings: Settings):
 def cmd_bench(args, settings: Settings):
     from ..retrieval.bench import bench_retrieval
 
-    row = bench_retrieval(args.units, args.queries, config=settings.index)
+    row = bench_retrieval(args.units, args.queries, config=settings.storage.index)
     return row, table([row], list(row))

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import PRESETS
+from ..config import PRESETS, SettingsError, assignment
 from ..loaders import FORMATS
 from ..models import Origin
 from ..profiles import PROFILES
 
 
+def set_option(text: str):
+    """``--set``'s type: argparse says what is wrong (a name no setting has, or several do)."""
+    try:
+        return assignment(text)
+    except SettingsError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
-    p.add_argument("--db", help="SQLite database (default: setting db_path)")
+    p.add_argument("--db", help="SQLite database (default: setting storage.db_path)")
     p.add_argument("--config", help="TOML settings file")
     p.add_argument(
         "--profile",
@@ -31,6 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="embedded model name or GGUF path, or the server's model name (scripted: the JSON file {stage: reply})",
     )
     p.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        type=set_option,
+        metavar="PHASE.NAME=VALUE",
+        help="a setting for this command, e.g. retrieval.tau=0.4 (repeatable; a bare name such as "
+        "tau=0.4 when one phase alone has it)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -70,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--segmentation", choices=["bws", "fixed", "session", "pair"], help="default: setting segmentation (bws)"
     )
-    c.add_argument("--window", type=int, help="window size W (default: setting window_size, 20)")
+    c.add_argument("--window", type=int, help="window size W (default: setting segmentation.window_size, 20)")
     c.add_argument(
         "--from-scratch",
         action="store_true",
@@ -86,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--coverage-pass",
         action="store_true",
-        help="one more call per fragment for the person's turns no unit covers (setting coverage_pass)",
+        help="one more call per fragment for the person's turns no unit covers (setting extraction.coverage_pass)",
     )
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c = command("units", "list a case's memory units")
@@ -145,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--by", help="who (default: your user name)")
     c.add_argument("--reason", default="")
     command("purge-expired", "erase the cases past their retention period and print them")
-    command("hash-password", "read a password (twice, not echoed) and print its hash for [auth.users]")
+    command("hash-password", "read a password (twice, not echoed) and print its hash for [governance.auth.users]")
     c = command("access-log", "who viewed, changed, built, asked or exported which case")
     c.add_argument("--case", help="one case")
     c = command("eval", "answer a benchmark's questions with several methods and score them (resumable)")
@@ -173,13 +190,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--questions", type=int, help="the first N of those questions per case")
     c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
     c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
-    c.add_argument("--out", help="the run folder; a rerun resumes it (default: a new folder in setting eval_dir)")
+    c.add_argument(
+        "--out", help="the run folder; a rerun resumes it (default: a new folder in setting evaluation.eval_dir)"
+    )
     c.add_argument("--cache", help="where built memory is kept for every run (default: EVAL_DIR/cache)")
     c.add_argument(
         "--workers",
         type=int,
         help="questions at once with an OpenAI-compatible backend "
-        "(default: setting eval_workers; the embedded model: 1)",
+        "(default: setting evaluation.eval_workers; the embedded model: 1)",
     )
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
     c.add_argument("--quiet", action="store_true", help="no progress line")

@@ -45,7 +45,7 @@ def cmd_import(args, settings: Settings):
     from ..governance.privacy import case_counts, read_import
 
     store = open_store(settings)
-    case_id = read_import(store, args.file, settings.max_upload_mb)
+    case_id = read_import(store, args.file, settings.input.max_upload_mb)
     counts = case_counts(store, case_id)
     return {"case": case_id, "counts": counts}, f"imported case {case_id!r}: " + ", ".join(
         f"{n} {t}" for t, n in counts.items() if n
@@ -91,7 +91,7 @@ def cmd_purge_expired(args, settings: Settings):
     from ..governance.privacy import purge_expired, skipped_message
 
     skipped: list[str] = []
-    gone = purge_expired(open_store(settings), settings.retention_days, skipped=skipped)
+    gone = purge_expired(open_store(settings), settings.governance.retention_days, skipped=skipped)
     text = "\n".join([f"erased {c}" for c in gone] + ([skipped_message(skipped)] if skipped else []))
     return {"erased": gone, "skipped": skipped}, text or "no case past its retention period"
 

@@ -22,6 +22,7 @@ from typing import Callable
 from . import build_events as ev
 from ..governance import consent
 from ..config import Settings
+from ..setting import dotted, merged, value_at
 from ..llm.embeddings import Embedder
 from .extraction import (
     Fragment,
@@ -141,8 +142,8 @@ class Builder:
         """``from_scratch`` clears the case's memory first. It is refused while people's corrections
         stand (CorrectionsAtRisk lists them), unless ``discard_corrections`` names who decided to
         throw them away (recorded in the history)."""
-        segmentation = segmentation or self.settings.segmentation
-        window = window or self.settings.window_size
+        segmentation = segmentation or self.settings.segmentation.segmentation
+        window = window or self.settings.segmentation.window_size
         case = self.store.get_case(case_id)
         consent.require(self.store, case_id)
         notes = self._for_language(case_id)
@@ -160,12 +161,13 @@ class Builder:
                 segmentation=segmentation,
                 backend=self.llm.backend,
                 model=self.llm.model_name,
-                settings={
-                    **self.settings.build_settings(),
-                    "window_size": window,
-                    "segmentation": segmentation,
-                    "profile": self.settings.profile,
-                },
+                settings=merged(
+                    self.settings.build_settings(),
+                    {
+                        "segmentation": {"window_size": window, "segmentation": segmentation},
+                        "profile": self.settings.profile,
+                    },
+                ),
             )
         )
         try:
@@ -222,7 +224,12 @@ class Builder:
         self.settings = self._chosen
         if english.is_english([t.text for t in self.store.turns(case_id)]):
             return []
-        on = {k: v for k, v in english.REPAIRS_OFF.items() if getattr(self.settings, k) != v}
+        on = [
+            dotted((phase, name))
+            for phase, values in english.REPAIRS_OFF.items()
+            for name, value in values.items()
+            if value_at(self.settings, (phase, name)) != value
+        ]
         if not on:
             return []
         self.settings = self.settings.with_overrides(**english.REPAIRS_OFF)
@@ -271,7 +278,7 @@ class Builder:
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
         self._peers = not any(t.role == "assistant" for t in turns)
-        for win in segment_session(turns, segmentation, detect, window, self.settings.min_forward_step):
+        for win in segment_session(turns, segmentation, detect, window, self.settings.segmentation.min_forward_step):
             self._check_stop()
             self.progress(
                 ev.WindowSegmented(
@@ -284,7 +291,7 @@ class Builder:
                 )
             )
             if segmentation == "bws":
-                win.final = merge_short(win.final, self.settings.min_fragment_turns)
+                win.final = merge_short(win.final, self.settings.segmentation.min_fragment_turns)
             self.store.add_segments(case_id, to_segments(win, case_id, session.id, segmentation))
             for first, last, _trigger in win.final:
                 self._check_stop()
@@ -311,7 +318,7 @@ class Builder:
 
     def _render(self, turns: list[Turn], session: Session | None = None) -> str:
         """The turns for a prompt, cut to ``prompt_turn_chars``; a cut is reported once per turn."""
-        limit = self.settings.prompt_turn_chars
+        limit = self.settings.construction.prompt_turn_chars
         cut = [i for i in cut_turns(turns, limit) if i not in self._cut_reported]
         if cut:
             self._cut_reported.update(cut)
@@ -326,8 +333,8 @@ class Builder:
             "segmentation",
             messages,
             SegmentationReply,
-            temperature=self.settings.construction_temperature,
-            max_tokens=self.settings.construction_max_tokens,
+            temperature=self.settings.construction.construction_temperature,
+            max_tokens=self.settings.construction.construction_max_tokens,
         )
         return [(s.turn_span[0], s.turn_span[1], s.boundary_trigger) for s in reply.segments]
 
@@ -336,7 +343,7 @@ class Builder:
     ) -> list[FTAUnit]:
         keys = [f"p{i + 1}" for i in range(len(carried))]
         s = self.settings
-        anchored = anchor_turns(fragment.turns, s.coverage_min_words) if s.turn_anchors else None
+        anchored = anchor_turns(fragment.turns, s.extraction.coverage_min_words) if s.extraction.turn_anchors else None
         prompt = load_prompt("extraction", options=frozenset({"turn_anchors"} if anchored else ()))
         messages = prompt.messages(
             people=people(session_turns),
@@ -348,19 +355,19 @@ class Builder:
             keys,
             min_units(
                 fragment.turns,
-                self.settings.min_unit_words,
-                self.settings.coverage_min_words,
-                self.settings.turns_per_unit,
+                self.settings.extraction.min_unit_words,
+                self.settings.extraction.coverage_min_words,
+                self.settings.extraction.turns_per_unit,
             ),
-            self.settings.fact_max_chars,
+            self.settings.extraction.fact_max_chars,
             anchored,
         )
         reply, _ = self.llm.structured(
             "extraction",
             messages,
             model,
-            temperature=self.settings.construction_temperature,
-            max_tokens=self.settings.construction_max_tokens,
+            temperature=self.settings.construction.construction_temperature,
+            max_tokens=self.settings.construction.construction_max_tokens,
         )
         completes = dict(zip(keys, carried))
         repairs = self._repairs()
@@ -369,7 +376,7 @@ class Builder:
             for key, u in parse_candidates(reply, fragment)
             for piece in repairs.pieces(key, u, fragment.turns)
         ]
-        if self.settings.coverage_pass:
+        if self.settings.extraction.coverage_pass:
             found += [
                 ("none", repairs.checked(u, fragment.turns))
                 for u in self._cover(fragment, [u for _, u in found if u], session_turns)
@@ -380,7 +387,7 @@ class Builder:
         # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
         # clearly shows need not repeat its words.
         anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
-        if s.stated_feelings:  # the person's own words where the model wrote none
+        if s.extraction.stated_feelings:  # the person's own words where the model wrote none
             anchors = merged_anchors(anchors, stated_anchors(fragment.turns, self._speakers))
 
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
@@ -400,12 +407,12 @@ class Builder:
             verbatim_units(
                 fragment,
                 finalised + carried,
-                self.settings.coverage_min_words,
-                self.settings.verbatim_within_spans,
-                self.settings.verbatim_reply_words,
-                self.settings.caption_carries_turn,
+                self.settings.extraction.coverage_min_words,
+                self.settings.extraction.verbatim_within_spans,
+                self.settings.extraction.verbatim_reply_words,
+                self.settings.extraction.caption_carries_turn,
             )
-            if self.settings.verbatim_fallback
+            if self.settings.extraction.verbatim_fallback
             else []
         )
         extra = [with_turn_anchors(u, anchors, fragment.turns) for u in extra]
@@ -422,7 +429,7 @@ class Builder:
 
     def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
         """The coverage pass: units for the person's turns no written unit covers."""
-        missing = uncovered(fragment, written, self.settings.coverage_min_words)
+        missing = uncovered(fragment, written, self.settings.extraction.coverage_min_words)
         if not missing:
             return []
         self.progress(ev.CoveragePass(turns=[t.idx for t in missing]))
@@ -436,9 +443,9 @@ class Builder:
         reply, _ = self.llm.structured(
             "coverage",
             messages,
-            coverage_reply_model(missing, self.settings.fact_max_chars),
-            temperature=self.settings.construction_temperature,
-            max_tokens=self.settings.construction_max_tokens,
+            coverage_reply_model(missing, self.settings.extraction.fact_max_chars),
+            temperature=self.settings.construction.construction_temperature,
+            max_tokens=self.settings.construction.construction_max_tokens,
         )
         return parse_coverage(reply, missing, fragment, written)
 
@@ -454,11 +461,11 @@ class Builder:
         fallback's turns in their own words) are stored unlinked: they are the turns themselves,
         and linking them cost more calls and tokens than the rest of the build (LoCoMo, 1.5B).
         ``turns`` (the case's) are what the speaker check reads the stored spans against."""
-        if self.settings.merge_duplicates:
-            units, merged = merge_duplicates(units, self.embedder, self.settings.duplicate_cosine)
+        if self.settings.extraction.merge_duplicates:
+            units, merged = merge_duplicates(units, self.embedder, self.settings.extraction.duplicate_cosine)
             for kept, dropped in merged:
                 self.progress(ev.DuplicateMerged(kept=kept.fact.text, dropped=dropped.fact.text))
-        if self.settings.speaker_check and turns:
+        if self.settings.extraction.speaker_check and turns:
             # again: merging and fusion widen spans (also into earlier fragments), and a wider span
             # can hold the other speaker's words (conv-26, seed 1); a unit the check left is settled
             units, verbatim = self._repairs().settle_speakers(case_id, units, list(verbatim), list(turns))
@@ -472,7 +479,7 @@ class Builder:
         stored, vectors = stored[: len(units)], vectors[: len(units)]
         if not stored:
             return
-        if self.settings.link_per_fragment:
+        if self.settings.linking.link_per_fragment:
             self._link(stored, vectors, report)
         else:  # the paper: one call per new unit
             for unit, vector in zip(stored, vectors):
@@ -482,7 +489,10 @@ class Builder:
         """One classification call for ``units`` and the earlier units similar to each."""
         pairs = {
             u.id: [
-                n for n, _ in candidates(self.store, u, v, self.settings.link_candidates, self.settings.link_threshold)
+                n
+                for n, _ in candidates(
+                    self.store, u, v, self.settings.linking.link_candidates, self.settings.linking.link_threshold
+                )
             ]
             for u, v in zip(units, vectors)
         }
@@ -490,16 +500,16 @@ class Builder:
         if not pairs:
             return  # no neighbour passes the threshold: no call
         new = [u for u in units if u.id in pairs]
-        options = frozenset({"strict_links"} if self.settings.strict_links else ())
+        options = frozenset({"strict_links"} if self.settings.linking.strict_links else ())
         messages = load_prompt("linking", options=options).messages(**render_links(new, pairs))
         reply, _ = self.llm.structured(
             "linking",
             messages,
             linking_reply(pairs),
-            temperature=self.settings.construction_temperature,
-            max_tokens=self.settings.construction_max_tokens,
+            temperature=self.settings.construction.construction_temperature,
+            max_tokens=self.settings.construction.construction_max_tokens,
         )
-        for outcome in apply_updates(self.store, new, pairs, reply, self.settings.lifecycle_by_relation):
+        for outcome in apply_updates(self.store, new, pairs, reply, self.settings.linking.lifecycle_by_relation):
             report.links += 1
             self.progress(ev.LinkAdded(link=outcome.link, neighbour_status=outcome.neighbour.lifecycle_status))
 
@@ -520,8 +530,8 @@ class Builder:
                 "longitudinal",
                 messages,
                 model,
-                temperature=self.settings.construction_temperature,
-                max_tokens=self.settings.construction_max_tokens,
+                temperature=self.settings.construction.construction_temperature,
+                max_tokens=self.settings.construction.construction_max_tokens,
             )
             new_semantic, new_support = apply_longitudinal(
                 reply,
@@ -530,8 +540,8 @@ class Builder:
                 support,
                 units,
                 [t.speaker for t in turns if t.speaker],
-                turns if self.settings.ground_notes else None,
-                self.settings.fact_support,
+                turns if self.settings.longitudinal.ground_notes else None,
+                self.settings.extraction.fact_support,
             )
         # One transaction: the session's memory is complete exactly when it is marked done.
         with self.store.transaction():

@@ -12,7 +12,7 @@ session date (preferred over the model's own date); otherwise the model's ISO da
 Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
 fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
 
-Coverage pass (an extension, off by default: ``Settings.coverage_pass``): small models write one
+Coverage pass (an extension, off by default: ``settings.extraction.coverage_pass``): small models write one
 unit per fragment and leave most of what the person said in no unit (the 0.5B built 6 units for
 30 turns of the ES-MemEval sample). The pass finds the person's substantive turns that no
 candidate's evidence span covers and asks, in one more call, for one unit per such turn; the reply

@@ -86,7 +86,7 @@ class LinkOutcome:
     neighbour: FTAUnit  # as updated
 
 
-# Relations that say something happened to the older situation (setting lifecycle_by_relation).
+# Relations that say something happened to the older situation (setting linking.lifecycle_by_relation).
 REPORTING = frozenset({"updates", "followup_of", "contradicts"})
 
 

@@ -87,7 +87,7 @@ def summarise_sessions(store: Store, case_id: str, llm: LLM, settings: Settings)
         )
         with call_context(case_id=case_id):
             reply, _ = llm.structured(
-                "summary", messages, SummaryReply, temperature=0.0, max_tokens=settings.answer_max_tokens
+                "summary", messages, SummaryReply, temperature=0.0, max_tokens=settings.answer.answer_max_tokens
             )
         out[s.idx] = reply.summary.strip()
         store.set_session_meta(case_id, s.id, {**s.meta, "summary_baseline": out[s.idx]})
@@ -173,18 +173,18 @@ def run_method(
     if method.kind == "question_only":
         text = "(no memory)"
     elif method.kind == "turn_rag":
-        index = ctx.index(settings.source_reply_context)
+        index = ctx.index(settings.retrieval.source_reply_context)
         q = ctx.embedder.encode([question.question])[0]
         shown_turns = turn_rag(index, q, settings, k, count=llm.count_tokens)
         text, shown = shown_turns.text, set(shown_turns.turn_ids)
-        sims = index.similarity(q, settings.source_reply_context)
+        sims = index.similarity(q, settings.retrieval.source_reply_context)
         retrieved = [{"turn": i, "cosine": round(float(sims[i]), 4)} for i in shown_turns.turn_ids]
     elif method.kind == "full_context":
         overhead = sum(
             llm.count_tokens(m["content"])
             for m in load_prompt("answer").messages(packet="", question=question.question)
         )
-        room = settings.llm.n_ctx - settings.answer_max_tokens - overhead - 64
+        room = settings.llm.n_ctx - settings.answer.answer_max_tokens - overhead - 64
         kept, used = [], 0
         for i in range(len(ctx.lines) - 1, -1, -1):  # the latest turns that fit
             cost = llm.count_tokens(ctx.lines[i]) + 1
@@ -216,7 +216,7 @@ def run_method(
         raise ValueError(f"unknown method kind {method.kind!r}")
     with call_context(case_id=ctx.case_id):
         prediction, cited, call = answer(
-            llm, question.question, text, [], settings.answer_temperature, settings.answer_max_tokens
+            llm, question.question, text, [], settings.answer.answer_temperature, settings.answer.answer_max_tokens
         )
     return Answered(
         prediction,

@@ -41,7 +41,7 @@ def commit(root: Path = ROOT) -> str:
 
 
 def settings_digest(settings) -> str:
-    text = json.dumps(settings.model_dump(exclude={"db_path"}), sort_keys=True, default=str)
+    text = json.dumps(settings.model_dump(exclude={"storage": {"db_path"}}), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -128,7 +128,8 @@ def answer_rows(run: Path, answered_at: str | None = None, measured: str | None 
         "run": run.name,
         "n": len(shared),
         "dataset": dataset,
-        "temperature": config.get("answer_temperature"),
+        # a run written before settings were grouped by phase (issue 41) has it at the top level
+        "temperature": (config.get("answer") or {}).get("answer_temperature", config.get("answer_temperature")),
         "cpus": config.get("cpus"),
         "profile": config.get("profile") or "unrecorded",
     }

@@ -56,7 +56,7 @@ class EvalConfig:
 
 
 def select_documents(cfg: EvalConfig, settings: Settings) -> list[CaseDocument]:
-    docs = load_file(cfg.data, max_turn_chars=settings.max_turn_chars)
+    docs = load_file(cfg.data, max_turn_chars=settings.input.max_turn_chars)
     if cfg.cases:
         found = {d.case.id for d in docs}
         missing = [c for c in cfg.cases if c not in found]
@@ -167,7 +167,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
                 "commit": commit(),
                 "settings_digest": settings_digest(settings),
                 "profile": settings.profile,
-                "answer_temperature": settings.answer_temperature,
+                "answer": settings.answer.model_dump(),
                 "cpus": os.cpu_count(),
                 "questions_per_case": {c: len(q) for c, q in plan.items()},
             },
@@ -209,7 +209,7 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
             if key in stores:
                 return stores[key], contexts[key]
         name = f"{doc.case.id}-s{cfg.sessions or 'all'}-{construction or 'turns'}-{_tag(cfg, settings, construction or 'turns')}.db"
-        store = Store(cache / name, index_config=settings.index)
+        store = Store(cache / name, index_config=settings.storage.index)
         store.ingest([doc], on_exists="skip")
         consent.public_dataset(store, doc.case.id, "evaluation harness")
         llm = make_llm(recorder_for(store))

@@ -58,9 +58,9 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
             units += verbatim_units(
                 fragment,
                 [],
-                settings.coverage_min_words,
-                reply_words=settings.verbatim_reply_words,
-                caption_carries=settings.caption_carries_turn,
+                settings.extraction.coverage_min_words,
+                reply_words=settings.extraction.verbatim_reply_words,
+                caption_carries=settings.extraction.caption_carries_turn,
             )
     if units:
         store.add_units(case_id, units, embedder.encode([retrieval_text(u) for u in units]))

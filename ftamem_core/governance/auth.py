@@ -1,7 +1,7 @@
 """Who may use the app, and who did what to which case.
 
 Sign-in is required whenever the app listens on anything but the loopback address, or whenever
-users are configured: OIDC through Streamlit's ``st.login`` (``auth.oidc`` with the provider in
+users are configured: OIDC through Streamlit's ``st.login`` (``governance.auth.oidc`` with the provider in
 ``.streamlit/secrets.toml``), otherwise named users with scrypt password hashes in the settings
 (``ftamem hash-password`` writes one; a password is never stored). The access log records who
 viewed, changed, built, asked, exported or erased which case, from the app and the command line.
@@ -131,7 +131,7 @@ def start_problem(address: str, users: dict[str, str], oidc: bool) -> str | None
     if not is_loopback(address) and not users and not oidc:
         return (
             f"the app would listen on {address or 'every interface'} with no sign-in configured: add users "
-            "([auth.users] name = hash from 'ftamem hash-password') or auth.oidc to the settings, or bind to 127.0.0.1"
+            "([governance.auth.users] name = hash from 'ftamem hash-password') or governance.auth.oidc to the settings, or bind to 127.0.0.1"
         )
     return None
 

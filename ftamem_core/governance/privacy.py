@@ -98,6 +98,7 @@ def import_case(store: Store, document: dict) -> str:
                         raise StoreError(f"the export's {table} is not a list of rows")
                     for row in rows:
                         _import_row(store, table, columns, row, case_id, new_ids)
+                store.move_build_settings_by_phase(case_id)  # an export written before phases
                 store.new_vector_token(case_id)
         except sqlite3.IntegrityError as e:
             raise StoreError(f"the export does not fit this store ({e})") from None
@@ -225,7 +226,7 @@ def _bad(message: str):
 
 
 def read_import(store: Store, path: str | Path, max_mb: int = 50) -> str:
-    """Import an export file of at most ``max_mb`` megabytes (setting max_upload_mb)."""
+    """Import an export file of at most ``max_mb`` megabytes (setting input.max_upload_mb)."""
     from ..loaders.common import LoadError, read_capped
 
     try:

@@ -38,7 +38,7 @@ class Embedder:
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "Embedder":
-        return cls(settings.embedding_model, settings.embedding_batch_size)
+        return cls(settings.embedding.embedding_model, settings.embedding.embedding_batch_size)
 
     def _model(self):
         with _LOCK:

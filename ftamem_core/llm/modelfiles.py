@@ -125,6 +125,6 @@ if __name__ == "__main__":  # python -m ftamem_core.llm.modelfiles NAME... [--di
     parser.add_argument("names", nargs="*", default=["qwen2.5-1.5b"])
     parser.add_argument("--dir", default=None)
     args = parser.parse_args()
-    folder = args.dir or load_settings().model_dir
+    folder = args.dir or load_settings().storage.model_dir
     for model_name in args.names:
         print(f"model {model_name}: {ensure_model(model_name, folder)}", flush=True)

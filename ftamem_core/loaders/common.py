@@ -19,7 +19,7 @@ class LoadError(Exception):
 
 
 def read_capped(path: str | Path, max_mb: int) -> bytes:
-    """A file's bytes, refused beyond ``max_mb`` megabytes (setting max_upload_mb) without reading
+    """A file's bytes, refused beyond ``max_mb`` megabytes (setting input.max_upload_mb) without reading
     more than that: a file may be /dev/zero or a pipe that never ends."""
     limit = max_mb * 1024 * 1024
     try:
@@ -28,7 +28,7 @@ def read_capped(path: str | Path, max_mb: int) -> bytes:
     except OSError as e:
         raise LoadError(path, "", f"cannot read the file ({e.strerror or e})") from None
     if len(data) > limit:
-        raise LoadError(path, "", f"the file is larger than {max_mb} MB (setting max_upload_mb)")
+        raise LoadError(path, "", f"the file is larger than {max_mb} MB (setting input.max_upload_mb)")
     return data
 
 
@@ -118,7 +118,7 @@ class Reader:
         if len(value) > self.max_turn_chars:
             raise self.fail(
                 place,
-                f"turn text is {len(value):,} characters; the limit is {self.max_turn_chars:,} (setting max_turn_chars)",
+                f"turn text is {len(value):,} characters; the limit is {self.max_turn_chars:,} (setting input.max_turn_chars)",
             )
         if not value.strip():
             raise self.fail(place, "turn text is empty")

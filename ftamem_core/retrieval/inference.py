@@ -120,14 +120,14 @@ def ask(
             "profile": settings.profile,
             "k": k,
             "k_reason": k_reason,
-            "tau": settings.tau,
-            "lam": 1.0 if ab.plain_embedding else settings.lam,
-            "B": settings.link_expansion,
-            "packet_token_budget": settings.packet_token_budget,
-            "turn_channel": settings.turn_channel if channel_on else 0,
-            "source_similarity": settings.source_similarity if source_on else 0.0,
-            "source_reply_context": source_on and settings.source_reply_context,
-            "retrieve_archived": settings.retrieve_archived,
+            "tau": settings.retrieval.tau,
+            "lam": 1.0 if ab.plain_embedding else settings.retrieval.lam,
+            "B": settings.retrieval.link_expansion,
+            "packet_token_budget": settings.retrieval.packet_token_budget,
+            "turn_channel": settings.retrieval.turn_channel if channel_on else 0,
+            "source_similarity": settings.retrieval.source_similarity if source_on else 0.0,
+            "source_reply_context": source_on and settings.retrieval.source_reply_context,
+            "retrieve_archived": settings.retrieval.retrieve_archived,
             "ablations": {n: v for n, v in ab.model_dump().items() if v},
         },
     )
@@ -142,7 +142,7 @@ def ask(
             None
             if ab.question_only
             else background.submit(
-                _embed_ahead, embedder, question, all_turns, source_on and settings.source_reply_context
+                _embed_ahead, embedder, question, all_turns, source_on and settings.retrieval.source_reply_context
             )
         )
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
@@ -162,8 +162,8 @@ def ask(
                 "rewrite",
                 messages,
                 RewriteReply,
-                temperature=settings.answer_temperature,
-                max_tokens=settings.answer_max_tokens,
+                temperature=settings.answer.answer_temperature,
+                max_tokens=settings.answer.answer_max_tokens,
             )
             trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
             trace.query, trace.cues = reply.query, cues_from(reply, last_time)
@@ -204,9 +204,9 @@ def ask(
             question,
             trace.packet_text,
             trace.shown_unit_ids,
-            settings.answer_temperature,
-            settings.answer_max_tokens,
-            settings.answer_max_citations,
+            settings.answer.answer_temperature,
+            settings.answer.answer_max_tokens,
+            settings.answer.answer_max_citations,
         )
         trace.calls.append(call.model_dump(include={"stage", "prompt_tokens", "completion_tokens", "seconds"}))
         trace.seconds["answer"] = round(time.perf_counter() - started, 3)

@@ -46,7 +46,7 @@ class TurnIndex:
 def uses_turns(settings: Settings, ablations: Ablations) -> tuple[bool, bool]:
     """Whether source similarity and the turn channel are on (both need the case's turns)."""
     off = ablations.fact_only or ablations.question_only
-    return settings.source_similarity > 0 and not off, bool(settings.turn_channel) and not off
+    return settings.retrieval.source_similarity > 0 and not off, bool(settings.retrieval.turn_channel) and not off
 
 
 @dataclass
@@ -75,43 +75,45 @@ def retrieve(
     turn channel's turns (the question's nearest turns), rendered within ``budget`` tokens
     (default: the settings' ``packet_token_budget``) counted by ``count``. ``ablations`` are the
     combined ones (``Settings.combined``)."""
-    budget = settings.packet_token_budget if budget is None else budget
+    budget = settings.retrieval.packet_token_budget if budget is None else budget
     if ablations.question_only:
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
     source_on, channel_on = uses_turns(settings, ablations)
-    similarity = turns.similarity(query_vector, settings.source_reply_context) if source_on else None
+    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if source_on else None
     scored = score_candidates(
         store,
         case_id,
         query_vector,
         cues,
         k=k,
-        tau=settings.tau,
-        lam=settings.lam,
-        pool=settings.candidate_pool,
+        tau=settings.retrieval.tau,
+        lam=settings.retrieval.lam,
+        pool=settings.retrieval.candidate_pool,
         ablations=ablations,
-        score_all_below=settings.score_all_below,
-        open_partials=settings.retrieve_open_partials,
-        archived=settings.retrieve_archived,
+        score_all_below=settings.retrieval.score_all_below,
+        open_partials=settings.retrieval.retrieve_open_partials,
+        archived=settings.retrieval.retrieve_archived,
         turn_similarity=similarity,
-        source_weight=settings.source_similarity,
+        source_weight=settings.retrieval.source_similarity,
     )
     scores, channel = {}, []
     if channel_on and turns.turns:
         scores = scored.similarity()
-        channel = channel_turns(turns.turns, turns.vectors, question_vector, settings.turn_channel, settings.tau)
+        channel = channel_turns(
+            turns.turns, turns.vectors, question_vector, settings.retrieval.turn_channel, settings.retrieval.tau
+        )
     packet = build_packet(
         store,
         case_id,
         scored.kept_ids(),
-        settings.link_expansion,
+        settings.retrieval.link_expansion,
         ablations,
-        settings.auxiliary_limit,
+        settings.retrieval.auxiliary_limit,
         lambda texts: embedder.encode(texts) @ query_vector,
-        settings.tau,
+        settings.retrieval.tau,
         scores,
         channel,
-        archived=settings.retrieve_archived,
+        archived=settings.retrieval.retrieve_archived,
     )
     return Retrieved(scored, packet, render(packet, ablations, budget, count))
 
@@ -126,10 +128,10 @@ def turn_rag(
 ) -> Rendered:
     """Turn-level RAG: the ``k`` turns (all: None) most similar to the question, with the reply
     context the packet's scoring uses, packed as the packet packs its turns."""
-    budget = settings.packet_token_budget if budget is None else budget
+    budget = settings.retrieval.packet_token_budget if budget is None else budget
     if not turns.turns:
         return render(MemoryPacket(), Ablations(), budget, count)
-    sims = turns.similarity(question_vector, settings.source_reply_context)
+    sims = turns.similarity(question_vector, settings.retrieval.source_reply_context)
     order = sorted(turns.turns, key=lambda t: -sims[t.idx])[: k or len(turns.turns)]
     packet = MemoryPacket(channel=[(float(sims[t.idx]), t) for t in order])
     return render(packet, Ablations(), budget, count)

@@ -12,6 +12,7 @@ import socket
 
 from ..errors import BuildRunning
 from ..models import Build, CallRecord, utcnow
+from .migrations import build_settings_by_phase
 
 
 class BuildRecords:
@@ -47,6 +48,12 @@ class BuildRecords:
                 ),
             )
         return build.model_copy(update={"id": cur.lastrowid, "status": "running"})
+
+    def move_build_settings_by_phase(self, case_id: str) -> None:
+        """A case's build records written before settings were grouped by phase (an older export
+        imported), moved as migration 0010 moved the store's own."""
+        for statement in build_settings_by_phase("case_id = ?"):
+            self.conn.execute(statement, (case_id,))
 
     def building(self, case_id: str) -> bool:
         """Whether a live process is building the case."""

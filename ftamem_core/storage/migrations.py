@@ -386,6 +386,64 @@ def _pending_scrub() -> str:
     return "CREATE TABLE pending_scrub (id INTEGER PRIMARY KEY CHECK (id = 1), since TEXT NOT NULL)"
 
 
+# The settings a build recorded at the top level before settings were grouped by phase (issue 41),
+# by the phase that holds them now: the names as they stood then, since a migration never changes.
+_FLAT_BUILD_SETTINGS = {
+    "segmentation": ("window_size", "min_forward_step", "min_fragment_turns"),
+    "construction": ("construction_temperature", "construction_max_tokens", "prompt_turn_chars"),
+    "embedding": ("embedding_model",),
+    "extraction": (
+        "fact_max_chars",
+        "min_unit_words",
+        "turns_per_unit",
+        "coverage_pass",
+        "coverage_min_words",
+        "speaker_check",
+        "merge_duplicates",
+        "duplicate_cosine",
+        "ground_facts",
+        "fact_support",
+        "long_span_turns",
+        "long_span_support",
+        "told_share",
+        "ground_anchors",
+        "turn_anchors",
+        "trim_spans",
+        "split_facts",
+        "verbatim_fallback",
+        "verbatim_within_spans",
+        "caption_carries_turn",
+        "verbatim_reply_words",
+    ),
+    "linking": ("link_candidates", "link_threshold", "strict_links", "link_per_fragment", "lifecycle_by_relation"),
+    "longitudinal": ("ground_notes",),
+}
+
+
+def build_settings_by_phase(where: str = "1") -> list[str]:
+    """Statements that move a flat build record's settings into their phase's table (a record
+    already by phase is left as it is; a key not listed stays where it is). ``where`` narrows the
+    rows: an import moves its own case's."""
+    # "segmentation" named the method and now names the phase that holds it: it moves in first
+    out = [
+        "UPDATE builds SET settings = json_set(settings, '$.segmentation', "
+        "json_object('segmentation', settings ->> '$.segmentation')) "
+        f"WHERE json_type(settings, '$.segmentation') = 'text' AND {where}"
+    ]
+    for phase, names in _FLAT_BUILD_SETTINGS.items():
+        out += [
+            f"UPDATE builds SET settings = json_remove(json_set(settings, '$.{phase}.{name}', "
+            f"json(settings -> '$.{name}')), '$.{name}') WHERE json_type(settings, '$.{name}') IS NOT NULL AND {where}"
+            for name in names
+        ]
+    return out
+
+
+@migration("0010_build_settings_by_phase")
+def _build_settings_by_phase() -> str:
+    return ";\n".join(build_settings_by_phase())
+
+
 # Migrations that rebuild tables run with foreign keys off (dropping a referenced table would
 # otherwise cascade into the tables that reference it); the keys are checked before commit.
 REBUILDS = {"0004_privacy"}

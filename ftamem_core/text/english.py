@@ -17,18 +17,22 @@ MIN_TOKENS = 20
 SAMPLE_CHARS = 20_000
 
 # The construction settings whose code reads English words (word lists, English pronouns, stems
-# of [a-z] words, sentences split at English punctuation), and their value when switched off.
+# of [a-z] words, sentences split at English punctuation), and their value when switched off, by phase.
 REPAIRS_OFF = {
-    "ground_facts": False,  # a fact's share of its turns' [a-z] word stems
-    "told_share": 0.0,  # second-person statements rewritten as "told" (English pronouns)
-    "speaker_check": False,  # first-person and name checks of who a fact is about
-    "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
-    "ground_notes": False,  # notes must share [a-z] words with their units
-    "split_facts": False,  # sentences split and regrouped by English names and pronouns
-    "trim_spans": False,  # spans trimmed to the turns sharing a fact's [a-z] stems
-    "verbatim_fallback": False,  # copies of turns rewritten into the third person ("I" -> the name)
-    "coverage_pass": False,  # its fact is checked against the turn's [a-z] words
-    "stated_feelings": False,  # English feeling words and "I want to" after "I"
+    "extraction": {
+        "ground_facts": False,  # a fact's share of its turns' [a-z] word stems
+        "told_share": 0.0,  # second-person statements rewritten as "told" (English pronouns)
+        "speaker_check": False,  # first-person and name checks of who a fact is about
+        "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
+        "split_facts": False,  # sentences split and regrouped by English names and pronouns
+        "trim_spans": False,  # spans trimmed to the turns sharing a fact's [a-z] stems
+        "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
+        "coverage_pass": False,  # its fact is checked against the turn's [a-z] words
+        "stated_feelings": False,  # English feeling words and "I want to" after "I"
+    },
+    "longitudinal": {
+        "ground_notes": False,  # notes must share [a-z] words with their units
+    },
 }
 
 # a run of letters, or one CJK character (Chinese, Japanese, Korean write no spaces)

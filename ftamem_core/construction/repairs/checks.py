@@ -29,46 +29,46 @@ class Repairs:
     def pieces(self, key: str, unit: FTAUnit, turns: list[Turn]) -> list[FTAUnit]:
         """A final, new unit's fact as one unit per sentence (``split_facts``); a unit completing
         a carried partial, or partial itself, stays whole (it is fused with, or carried, as one)."""
-        if not self.settings.split_facts or key != "none" or unit.construction_status == "partial":
+        if not self.settings.extraction.split_facts or key != "none" or unit.construction_status == "partial":
             return [unit]
-        pieces = split_fact(unit, turns, self.speakers, trim=self.settings.trim_spans)
+        pieces = split_fact(unit, turns, self.speakers, trim=self.settings.extraction.trim_spans)
         if len(pieces) > 1:
             self.progress(ev.FactSplit(fact=unit.fact.text, into=[p.fact.text for p in pieces]))
         return pieces
 
     def checked(self, unit: FTAUnit, turns: list[Turn], completes: FTAUnit | None = None) -> FTAUnit | None:
         """The grounding checks beyond the paper, each behind its setting; None: dropped."""
-        if self.settings.ground_facts:
+        if self.settings.extraction.ground_facts:
             span = span_turns(unit, turns)
             sources = [t.text for t in span] + ([completes.fact.text] if completes else [])
             share = support(unit.fact.text, sources, self.speakers)
             if share < self.support_needed(len(span)):
                 self.progress(ev.Unsupported(fact=unit.fact.text, support=round(share, 2)))
                 return None
-        if self.settings.told_share and self.peers:
+        if self.settings.extraction.told_share and self.peers:
             # the prompt asks for no unit of compliments or encouragement; the 1.5B writes them
             share = told_share(unit.fact.text, span_turns(unit, turns), self.speakers)
-            if share < self.settings.told_share:
+            if share < self.settings.extraction.told_share:
                 self.progress(ev.ToldToEachOther(fact=unit.fact.text, told=round(share, 2)))
                 return None
-        if self.settings.speaker_check:
+        if self.settings.extraction.speaker_check:
             settled = settled_speaker(unit, turns, self.speakers)
             if settled is None:
                 self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
                 return None
             unit = settled
-        if self.settings.trim_spans:
+        if self.settings.extraction.trim_spans:
             unit = trim_span(unit, turns, self.speakers)
-        if self.settings.ground_anchors:
+        if self.settings.extraction.ground_anchors:
             unit = ground_anchors(unit, turns, self.speakers)
         return unit
 
     def support_needed(self, turns: int) -> float:
         """``fact_support``, or ``long_span_support`` for a fact over more than ``long_span_turns``."""
         s = self.settings
-        if s.long_span_turns and turns > s.long_span_turns:
-            return max(s.fact_support, s.long_span_support)
-        return s.fact_support
+        if s.extraction.long_span_turns and turns > s.extraction.long_span_turns:
+            return max(s.extraction.fact_support, s.extraction.long_span_support)
+        return s.extraction.fact_support
 
     def settle_speakers(
         self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit], turns: list[Turn]
@@ -82,7 +82,7 @@ class Repairs:
                 kept.append(settled)
                 continue
             self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
-            if self.settings.verbatim_fallback:
+            if self.settings.extraction.verbatim_fallback:
                 span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
                 have = {u.evidence.end for u in verbatim}
                 verbatim += [
@@ -90,10 +90,10 @@ class Repairs:
                     for v in verbatim_units(
                         span,
                         [u for u in units if u is not unit],
-                        self.settings.coverage_min_words,
-                        self.settings.verbatim_within_spans,
-                        self.settings.verbatim_reply_words,
-                        self.settings.caption_carries_turn,
+                        self.settings.extraction.coverage_min_words,
+                        self.settings.extraction.verbatim_within_spans,
+                        self.settings.extraction.verbatim_reply_words,
+                        self.settings.extraction.caption_carries_turn,
                     )
                     if v.evidence.end not in have
                 ]

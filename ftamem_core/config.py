@@ -334,10 +334,10 @@ class ExtractionSettings(_Phase):
         "unknown (a copy of a turn always is) takes those of its speaker's turns",
     )
     stated_feelings: bool = setting(
-        False,
+        True,
         build=True,
         paper=False,
-        description="(candidate, issue 39) a unit "
+        description="a unit "
         "whose feeling or intention is unknown (a copy of a turn always is) takes those its "
         'speaker states in its turns in their own words ("I felt ashamed", "I want to apply"; '
         "English rules)",

@@ -320,6 +320,7 @@ BEYOND_THE_PAPER = {
     "extraction.long_span_turns",
     "extraction.told_share",
     "extraction.ground_anchors",
+    "extraction.stated_feelings",
     "longitudinal.ground_notes",
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",

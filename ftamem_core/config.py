@@ -404,14 +404,6 @@ class LinkingSettings(_Phase):
         paper=False,
         description="one linking call per fragment for all its new units (the paper: one per unit)",
     )
-    lifecycle_by_relation: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="a linked older unit's "
-        "lifecycle changes only when the relation reports on it (updates, "
-        "followup_of, contradicts); the paper takes every judged pair's suggestion",
-    )
 
 
 class LongitudinalSettings(_Phase):

@@ -327,7 +327,6 @@ BEYOND_THE_PAPER = {
     "extraction.verbatim_within_spans",
     "extraction.verbatim_reply_words",
     "linking.link_per_fragment",
-    "linking.lifecycle_by_relation",
     "retrieval.source_similarity",
     "retrieval.source_reply_context",
     "retrieval.packet_token_budget",

@@ -86,23 +86,16 @@ class LinkOutcome:
     neighbour: FTAUnit  # as updated
 
 
-# Relations that say something happened to the older situation (setting linking.lifecycle_by_relation).
-REPORTING = frozenset({"updates", "followup_of", "contradicts"})
-
-
 def apply_updates(
     store: Store,
     new: list[FTAUnit],
     pairs: dict[int, list[FTAUnit]],
     reply: LinkingReply,
-    lifecycle_by_relation: bool = False,
 ) -> list[LinkOutcome]:
     """Store the judged relations and neighbour updates in one transaction. Only the pairs shown
     count, each once; a relation judged unknown changes nothing, and a suggested lifecycle or
     completeness of "unknown" keeps the neighbour's known one. A field a person has corrected is
     never changed by the model; a change the model makes is written to the history as its own.
-    With ``lifecycle_by_relation`` a lifecycle changes only with a relation in ``REPORTING`` (the
-    1.5B marks a plan "completed" when a new unit merely mentions it again).
     A unit deleted by hand while the build ran is skipped, not an error."""
     by_key = {key(u): u for u in new}
     shown = {(f"m{uid}", key(n)): n for uid, found in pairs.items() for n in found}
@@ -125,9 +118,7 @@ def apply_updates(
             human = corrected_fields(store, unit.case_id, neighbour.id)
             lifecycle = (
                 current.lifecycle_status
-                if update.lifecycle_status == "unknown"
-                or "lifecycle_status" in human
-                or (lifecycle_by_relation and update.relation not in REPORTING)
+                if update.lifecycle_status == "unknown" or "lifecycle_status" in human
                 else update.lifecycle_status
             )
             completeness = (

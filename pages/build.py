@@ -8,7 +8,7 @@ import ui
 from ftamem_core.construction import build_events as ev
 from ftamem_core.governance import consent
 from ftamem_core.construction.builder import Builder
-from ftamem_core.display import NOTHING, date, link as link_line, number, span, turns, word
+from ftamem_core.display import NOTHING, choice, date, link as link_line, number, span, turns, word
 from ftamem_core.governance.editing import human_corrections
 from ftamem_core.errors import describe
 from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
@@ -47,7 +47,7 @@ col1, col2, col3, col4 = st.columns(4)
 segmentation = col1.selectbox(
     "Segmentation",
     ["bws", "fixed", "session", "pair"],
-    format_func=word,
+    format_func=lambda v: choice("segmentation", v),  # as the sidebar's settings say it
     index=["bws", "fixed", "session", "pair"].index(settings.segmentation),
 )
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.window_size)

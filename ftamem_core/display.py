@@ -11,6 +11,7 @@ from typing import Literal, get_origin
 
 from pydantic import BaseModel
 
+from ftamem_core.construction.extraction import clip
 from ftamem_core.construction.temporal import spoken
 
 NOTHING = "—"
@@ -96,10 +97,32 @@ def turns(indices) -> str:
     return ", ".join(number(i) for i in indices) or NOTHING
 
 
-def link(source: int, relation: object, target: int, confidence: object = None) -> str:
-    """A typed link as read: "m12 follow-up of m7 (high confidence)"; a confidence not given is left out."""
+def short(value: object, limit: int = 80) -> str:
+    """A text cut to ``limit`` characters at a word, "…" where it was cut; nothing as "—"."""
+    return clip(" ".join(text(value).split()), limit)
+
+
+def link(
+    source: int,
+    relation: object,
+    target: int,
+    confidence: object = None,
+    facts: Mapping[int, str | None] | None = None,
+    limit: int = 80,
+) -> str:
+    """A typed link as read: "m12 follow-up of m7 (high confidence)"; a confidence not given is left out.
+    With ``facts`` (unit id → its fact, None for a unit deleted since) those units' facts follow,
+    shortened: "m12 follow-up of m7 (high confidence): m12 “Dan rang.” · m7 “Dad moved.”"."""
     sure = word(confidence)
-    return f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
+    line = f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
+    if not facts:
+        return line
+    said = [
+        f"m{i} (deleted)" if facts[i] is None else f"m{i} \u201c{short(facts[i], limit)}\u201d"
+        for i in (source, target)
+        if i in facts
+    ]
+    return f"{line}: {' · '.join(said)}"
 
 
 def rows(

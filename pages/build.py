@@ -219,7 +219,11 @@ def live() -> None:
             ev.LinkAdded,
             ev.FusionUndone,
         )
-        for e in reversed([e for e in events if isinstance(e, kinds)][-12:]):
+        shown = [e for e in events if isinstance(e, kinds)][-12:]
+        # A link event carries the units' ids only; their facts as stored now (an edit since shows).
+        ends = [i for e in shown if isinstance(e, ev.LinkAdded) for i in (e.link.source, e.link.target)]
+        facts = store.unit_facts(case_id, ends)
+        for e in reversed(shown):
             # model text goes through st.text: shown as text, never as Markdown
             if isinstance(e, ev.Fused):
                 st.text(f"fused: {e.fused}")
@@ -248,7 +252,8 @@ def live() -> None:
                 st.text(f"dropped, not in its turns ({e.support:.0%} of its words): {e.fact}")
             elif isinstance(e, ev.LinkAdded):
                 link = e.link
-                st.caption(ui.plain(link_line(link.source, link.relation, link.target, link.confidence)))
+                both = {i: facts.get(i) for i in (link.source, link.target)}
+                st.text(f"link added: {link_line(link.source, link.relation, link.target, link.confidence, both, 60)}")
 
 
 ui.show_flash()

@@ -171,10 +171,9 @@ with right:
         st.text("Links:")
         for link in links:
             other = link.target if link.source == unit.id else link.source
-            st.text(
-                f"  {link_line(link.source, link.relation, link.target, link.confidence)}: "
-                f"{facts.get(other, '(deleted)')[:100]}"
-            )
+            # the other unit's fact: this one's is on the card already
+            said = link_line(link.source, link.relation, link.target, link.confidence, {other: facts.get(other)}, 100)
+            st.text(f"  {said}")
 
 if not ui.named():
     st.warning("Type your name in the sidebar first: every change is recorded with who made it.")

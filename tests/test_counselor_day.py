@@ -526,6 +526,11 @@ def test_item10_one_display_helper_per_conversion():
     assert moment(None) == "—" and moment("not a date") == "not a date"
     assert link(12, "followup_of", 7, "high") == "m12 follow-up of m7 (high confidence)"
     assert link(12, "same_episode_as", 7, "unknown") == "m12 same episode as m7"
+    facts = {12: "Daniel rang his dad, who had moved into a care home in October, and they talked for an hour."}
+    assert link(12, "followup_of", 7, "high", {**facts, 7: None}, 40) == (
+        "m12 follow-up of m7 (high confidence): m12 \u201cDaniel rang his dad, who had moved\u2026\u201d · m7 (deleted)"
+    )
+    assert link(12, "updates", 7, None, {7: "Dad moved."}) == "m12 updates m7: m7 \u201cDad moved.\u201d"
     assert span(0, 5) == "1–6" and span(3, 3) == "4" and turns([2, 6]) == "3, 7" and turns([]) == "—"
     assert (
         word("followup_of") == "follow-up of"

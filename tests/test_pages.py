@@ -181,9 +181,48 @@ def test_build_page_shows_each_kind_of_build_event(app):
         "dropped, not in its turns (25% of its words): Made up.",
         "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
         "dropped, no naming of the speakers fits its turns: Who said it.",
-        ui.plain(f"m{b} supports m{a} (high confidence)"),
+        f"link added: m{b} supports m{a} (high confidence): m{b} \u201cDaniel talked about his father.\u201d",
     ]:
         assert any(expected in text for text in shown), expected
+
+
+def test_build_page_link_line_says_both_units_facts_as_stored_and_the_relation_in_words(app):
+    import ui
+    from ftamem_core.construction import build_events as ev
+    from ftamem_core.governance.editing import delete_unit, edit_unit
+    from ftamem_core.models import Link
+
+    store = Store(app)
+    ingest_file(store, SAMPLE, consent_by="test")
+    at = open_page("pages/build.py")
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    wait_until_built(store)
+    a, b, c = store.units("sample-daniel")[:3]
+    # The events name units by id; a fact edited after its link was made shows as it reads now.
+    long = "Daniel said his father moved into Oakwood care home on October 3rd and that he visits him every Sunday."
+    edit_unit(store, None, "sample-daniel", a.id, {"fact.text": long}, a.version, "Dr. Lee", "heard again")
+    delete_unit(store, "sample-daniel", c.id, "Dr. Lee", "not said")
+    ui.jobs().get("sample-daniel").events.extend(
+        [
+            ev.LinkAdded(
+                link=Link(source=b.id, target=a.id, relation="followup_of", confidence="medium"),
+                neighbour_status="ongoing",
+            ),
+            ev.LinkAdded(link=Link(source=c.id, target=b.id, relation="same_episode_as"), neighbour_status="ongoing"),
+        ]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    lines = [t.value for t in at.text if t.value.startswith("link added: ")]
+    assert (
+        f"link added: m{b.id} follow-up of m{a.id} (medium confidence): m{b.id} \u201cDaniel talked about his "
+        f"father.\u201d · m{a.id} \u201cDaniel said his father moved into Oakwood care home on\u2026\u201d"
+    ) in lines, lines
+    assert (
+        f"link added: m{c.id} same episode as m{b.id}: m{c.id} (deleted) · m{b.id} \u201cDaniel talked about his father.\u201d"
+        in lines
+    )
+    assert not any("_" in line.split(":")[0] for line in lines)  # the relation in words, not followup_of
 
 
 def test_build_page_turns_the_coverage_pass_on(app):

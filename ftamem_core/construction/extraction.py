@@ -352,7 +352,7 @@ def verbatim_units(
         start, summary = turn.idx, ""
         prev = before.get(turn.idx)
         if prev is not None and len(said.split()) <= reply_words and refers_back(said):
-            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
+            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {clip(prev.text, 180)}"
         out.append(
             FTAUnit(
                 case_id=fragment.case_id,
@@ -378,11 +378,12 @@ def verbatim_units(
 def own_words(turn: Turn, said: str) -> str:
     """The fallback's fact for a turn whose statements are ``said``: in the third person, clipped
     (the unit checks recognise a turn's own words by it)."""
-    text = _clip(third_person(said, turn.speaker) if turn.speaker else said, 400)
+    text = clip(third_person(said, turn.speaker) if turn.speaker else said, 400)
     return text if turn.speaker else f"{turn.role} said: {text}"
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word, with "…" where it was cut."""
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 

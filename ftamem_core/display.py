@@ -125,6 +125,22 @@ def link(
     return f"{line}: {' · '.join(said)}"
 
 
+# How a unit was made (models.Origin), as the card, the filter and the table say it.
+ORIGINS = {
+    "model": "written by the model",
+    "fused": "fused with an earlier partial unit",
+    "split": "split from a longer fact",
+    "copied": "copied from a turn",
+    "corrected": "corrected by a person",
+    "unknown": "not recorded (built before it was kept)",
+}
+
+
+def origin(value: object) -> str:
+    """A unit's stored origin as people read it: ``copied`` → "copied from a turn"."""
+    return ORIGINS.get(str(value), word(value))
+
+
 def rows(
     records: list[dict], columns: dict[str, str], dates: tuple[str, ...] = ("at",), enums: tuple[str, ...] = ()
 ) -> list[dict]:

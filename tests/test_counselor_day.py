@@ -519,7 +519,7 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
 
 
 def test_item10_one_display_helper_per_conversion():
-    from ftamem_core.display import cells, field, history_rows, link, moment, rows, span, turns, word, words
+    from ftamem_core.display import cells, field, history_rows, link, moment, origin, rows, span, turns, word, words
 
     assert moment("2026-12-06T05:27:17+00:00") == "6 December 2026, 05:27 UTC"
     assert moment("2025-09-12T19:00") == "12 September 2025, 19:00" and moment("2025-09-12") == "12 September 2025"
@@ -531,6 +531,7 @@ def test_item10_one_display_helper_per_conversion():
         "m12 follow-up of m7 (high confidence): m12 \u201cDaniel rang his dad, who had moved\u2026\u201d · m7 (deleted)"
     )
     assert link(12, "updates", 7, None, {7: "Dad moved."}) == "m12 updates m7: m7 \u201cDad moved.\u201d"
+    assert origin("copied") == "copied from a turn" and origin("corrected") == "corrected by a person"
     assert span(0, 5) == "1–6" and span(3, 3) == "4" and turns([2, 6]) == "3, 7" and turns([]) == "—"
     assert (
         word("followup_of") == "follow-up of"

@@ -280,7 +280,7 @@ def setting_value(setting: str, v: object, choices: bool = False) -> str:
 
 def settings_rows(settings: BaseModel, hide: Collection[str] = (), prefix: str = "") -> list[dict]:
     """Settings as people read them, one row each: the setting's name in words (a nested group's
-    name first: "llm · max tokens"), its value (``setting_value``) and what it does (the
+    name first: "language model · max tokens"), its value (``setting_value``) and what it does (the
     description it was declared with). ``hide``: dotted names left out ("llm.api_key")."""
     rows = []
     for key, info in type(settings).model_fields.items():

@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 from ftamem_core.governance import privacy
 from ftamem_core.config import LLMConfig
-from ftamem_core.display import health_lines, settings_rows
+from ftamem_core.display import choice, health_lines, settings_rows
 from ftamem_core.llm.base import health_check
 
 st.set_page_config(page_title="FTA-Mem Studio", layout="wide")
@@ -73,21 +73,19 @@ with st.sidebar:
                     st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
-    st.caption(
-        f"Profile: {s.profile}"
-        + (
-            " (the method as the paper writes it)"
-            if s.profile == "paper"
-            else " (the paper's method with the repairs a small model needs)"
-        )
-    )
+    st.caption(f"Profile: {choice('profile', s.profile)}")
     with st.expander("Settings in force"):
+        # The backend in force is the one chosen here; keys and sign-in stay out of sight.
+        in_force = s.model_copy(update={"llm": cfg})
         st.dataframe(
-            settings_rows(
-                s.model_dump(exclude={"llm": True, "app": {"backends"}, "governance": {"auth"}})
-                | {"llm": cfg.model_dump(exclude={"api_key"})}
-            ),
+            settings_rows(in_force, hide={"app.backends", "governance.auth", "llm.api_key"}),
             hide_index=True,
+            # The sidebar is narrow: the name stays in view while the row is scrolled to its value and meaning.
+            column_config={
+                "setting": st.column_config.TextColumn(width=135, pinned=True),
+                "value": st.column_config.TextColumn(width=190),
+                "what it does": st.column_config.TextColumn(width="large"),
+            },
         )
 
 ui.clear_pending()  # before the page's widgets are drawn

@@ -5,8 +5,13 @@ as they are). Sessions and turns are counted from 1; enum values read as words; 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 from datetime import datetime, timezone
+from typing import Literal, get_origin
 
+from pydantic import BaseModel
+
+from ftamem_core.construction.extraction import clip
 from ftamem_core.construction.temporal import spoken
 
 NOTHING = "—"
@@ -92,10 +97,48 @@ def turns(indices) -> str:
     return ", ".join(number(i) for i in indices) or NOTHING
 
 
-def link(source: int, relation: object, target: int, confidence: object = None) -> str:
-    """A typed link as read: "m12 follow-up of m7 (high confidence)"; a confidence not given is left out."""
+def short(value: object, limit: int = 80) -> str:
+    """A text cut to ``limit`` characters at a word, "…" where it was cut; nothing as "—"."""
+    return clip(" ".join(text(value).split()), limit)
+
+
+def link(
+    source: int,
+    relation: object,
+    target: int,
+    confidence: object = None,
+    facts: Mapping[int, str | None] | None = None,
+    limit: int = 80,
+) -> str:
+    """A typed link as read: "m12 follow-up of m7 (high confidence)"; a confidence not given is left out.
+    With ``facts`` (unit id → its fact, None for a unit deleted since) those units' facts follow,
+    shortened: "m12 follow-up of m7 (high confidence): m12 “Dan rang.” · m7 “Dad moved.”"."""
     sure = word(confidence)
-    return f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
+    line = f"m{source} {word(relation)} m{target}" + ("" if sure == NOTHING else f" ({sure} confidence)")
+    if not facts:
+        return line
+    said = [
+        f"m{i} (deleted)" if facts[i] is None else f"m{i} \u201c{short(facts[i], limit)}\u201d"
+        for i in (source, target)
+        if i in facts
+    ]
+    return f"{line}: {' · '.join(said)}"
+
+
+# How a unit was made (models.Origin), as the card, the filter and the table say it.
+ORIGINS = {
+    "model": "written by the model",
+    "fused": "fused with an earlier partial unit",
+    "split": "split from a longer fact",
+    "copied": "copied from a turn",
+    "corrected": "corrected by a person",
+    "unknown": "not recorded (built before it was kept)",
+}
+
+
+def origin(value: object) -> str:
+    """A unit's stored origin as people read it: ``copied`` → "copied from a turn"."""
+    return ORIGINS.get(str(value), word(value))
 
 
 def rows(
@@ -166,15 +209,109 @@ def cells(records: list[dict]) -> list[dict]:
     ]
 
 
-def settings_rows(settings: dict, prefix: str = "") -> list[dict]:
-    """Settings as a two-column table, nested groups as dotted names ("llm.model")."""
+# Settings whose choices need more than ``word`` to be read: what each choice means.
+CHOICES = {
+    "segmentation.segmentation": {
+        "bws": "BWS (the paper's boundary segmentation)",
+        "fixed": "fixed windows of W turns",
+        "session": "one fragment per session",
+        "pair": "pairs of turns",
+    },
+    "profile": {
+        "paper": "paper (the method as the paper writes it)",
+        "small-model": "small model (the paper's method with the repairs a small model needs)",
+    },
+    "llm.backend": {
+        "embedded": "embedded (the model runs inside this app)",
+        "openai": "a server (OpenAI-compatible)",
+        "scripted": "scripted (a test stand-in, no model)",
+    },
+    "llm.dialect": {
+        "auto": "auto (asks the server)",
+        "json_schema": "JSON schema (vLLM)",
+        "json_object": "JSON object (llama.cpp's server)",
+    },
+    "storage.index.kind": {
+        "auto": "chosen by the case's size",
+        "flat": "flat (exact)",
+        "hnsw": "HNSW (approximate, for large cases)",
+        "ivf": "IVF (approximate and compressed, for very large cases)",
+    },
+}
+
+
+# Setting names that are abbreviations, in words (any other name reads as its words).
+SETTING_NAMES = {
+    "db_path": "database file",
+    "lam": "lambda (λ)",
+    "tau": "tau (τ)",
+    "top_k": "top K",
+    "top_k_locomo": "top K for LoCoMo",
+    "max_upload_mb": "largest upload (MB)",
+    "n_ctx": "context length",
+    "n_threads": "threads",
+    "base_url": "server URL",
+    "llm": "language model",
+}
+
+
+def choice(setting: str, v: object) -> str:
+    """A setting's choice as read: ``choice("segmentation.segmentation", "bws")`` → "BWS (the paper's boundary
+    segmentation)"; a choice with no words of its own as ``word`` reads it."""
+    return CHOICES.get(setting, {}).get(str(v)) or word(v)
+
+
+def setting_value(setting: str, v: object, choices: bool = False) -> str:
+    """A setting's value as read: switches on/off, ``choices`` (the setting is one of a fixed set)
+    as ``choice``, whole numbers with their thousands separated, nothing as "—", any other text as
+    written (a path or a model name is not a choice)."""
+    if isinstance(v, bool):
+        return "on" if v else "off"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:,.10g}"
+    if choices or setting in CHOICES:
+        return choice(setting, v)
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k}: {setting_value(setting, x)}" for k, x in v.items()) or NOTHING
+    return value(v)
+
+
+def _phases() -> frozenset[str]:
+    """The settings' tables by phase of the pipeline (config.py); llm, ablations and index keep
+    their name in a row."""
+    from .config import Settings, _Phase
+
+    return frozenset(
+        k
+        for k, f in Settings.model_fields.items()
+        if isinstance(f.annotation, type) and issubclass(f.annotation, _Phase)
+    )
+
+
+def settings_rows(settings: BaseModel, hide: Collection[str] = (), prefix: str = "") -> list[dict]:
+    """Settings as people read them, one row each: the setting's name in words (a nested group's
+    name first: "language model · max tokens"), its value (``setting_value``) and what it does (the
+    description it was declared with). ``hide``: dotted names left out ("llm.api_key")."""
     rows = []
-    for key, v in settings.items():
+    for key, info in type(settings).model_fields.items():
         name = f"{prefix}{key}"
-        if isinstance(v, dict) and v:
-            rows += settings_rows(v, f"{name}.")
-        else:
-            rows.append({"setting": name, "value": value(v if not isinstance(v, dict) else None)})
+        v = getattr(settings, key)
+        if name in hide:
+            continue
+        if isinstance(v, BaseModel):
+            rows += settings_rows(v, hide, f"{name}.")
+            continue
+        # a phase's table is where a setting lives, not part of its name (names are unique)
+        shown = [part for i, part in enumerate(name.split(".")) if not (i == 0 and part in _phases())]
+        rows.append(
+            {
+                "setting": " · ".join(SETTING_NAMES.get(part) or word(part) for part in shown),
+                "value": setting_value(name, v, choices=get_origin(info.annotation) is Literal),
+                "what it does": text((info.description or "").replace("`", "")),
+            }
+        )
     return rows
 
 

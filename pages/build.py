@@ -8,7 +8,7 @@ import ui
 from ftamem_core.construction import build_events as ev
 from ftamem_core.governance import consent
 from ftamem_core.construction.builder import Builder
-from ftamem_core.display import NOTHING, date, link as link_line, number, span, turns, word
+from ftamem_core.display import NOTHING, choice, date, link as link_line, number, span, turns, word
 from ftamem_core.governance.editing import human_corrections
 from ftamem_core.errors import describe
 from ftamem_core.construction.estimate import describe as duration, seconds_per_turn
@@ -47,7 +47,7 @@ col1, col2, col3, col4 = st.columns(4)
 segmentation = col1.selectbox(
     "Segmentation",
     ["bws", "fixed", "session", "pair"],
-    format_func=word,
+    format_func=lambda v: choice("segmentation.segmentation", v),  # as the sidebar's settings say it
     index=["bws", "fixed", "session", "pair"].index(settings.segmentation.segmentation),
 )
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.segmentation.window_size)
@@ -221,7 +221,11 @@ def live() -> None:
             ev.LinkAdded,
             ev.FusionUndone,
         )
-        for e in reversed([e for e in events if isinstance(e, kinds)][-12:]):
+        shown = [e for e in events if isinstance(e, kinds)][-12:]
+        # A link event carries the units' ids only; their facts as stored now (an edit since shows).
+        ends = [i for e in shown if isinstance(e, ev.LinkAdded) for i in (e.link.source, e.link.target)]
+        facts = store.unit_facts(case_id, ends)
+        for e in reversed(shown):
             # model text goes through st.text: shown as text, never as Markdown
             if isinstance(e, ev.Fused):
                 st.text(f"fused: {e.fused}")
@@ -250,7 +254,8 @@ def live() -> None:
                 st.text(f"dropped, not in its turns ({e.support:.0%} of its words): {e.fact}")
             elif isinstance(e, ev.LinkAdded):
                 link = e.link
-                st.caption(ui.plain(link_line(link.source, link.relation, link.target, link.confidence)))
+                both = {i: facts.get(i) for i in (link.source, link.target)}
+                st.text(f"link added: {link_line(link.source, link.relation, link.target, link.confidence, both, 60)}")
 
 
 ui.show_flash()

@@ -2,13 +2,16 @@
 turns and their context; edit, dispute, archive, delete behind a confirmation; history),
 timelines, and the longitudinal memory with its source units."""
 
+from collections import Counter
+
 import pandas as pd
 import plotly.express as px
 import streamlit as st
 
 import ui
 from ftamem_core.retrieval import search
-from ftamem_core.display import NOTHING, date, history_rows, link as link_line, number, span, text, word
+from ftamem_core.display import NOTHING, ORIGINS, date, history_rows, number, origin, span, text, word
+from ftamem_core.display import link as link_line
 from ftamem_core.governance.editing import delete_unit, edit_unit, history
 from ftamem_core.models import Completeness, ContentType, LifecycleStatus, TimeOrientation, Completion
 from ftamem_core.storage.store import StoreError, VersionConflict
@@ -32,7 +35,18 @@ with st.expander("Filters", expanded=True):
     f_status = c3.multiselect("Status", ["final", "partial"], format_func=word)
     f_life = c4.multiselect("Lifecycle", list(LifecycleStatus.__args__), format_func=word)
     f_orient = c5.multiselect("Time orientation", list(TimeOrientation.__args__), format_func=word)
-    f_text = st.text_input(
+    c1, c2 = st.columns(2)
+    # Kept in the URL with the case and the unit: a link can open "what a person corrected".
+    f_origin = c1.multiselect(
+        "How it was made",
+        [o for o in ORIGINS if any(u.origin == o for u in units)],
+        format_func=origin,
+        key="provenance",
+        bind="query-params",
+        help="; ".join(origin(o) for o in ORIGINS if o != "unknown"),
+    )
+    made_counts = c1.empty()  # filled once the other filters and the search have chosen
+    f_text = c2.text_input(
         "Text contains",
         help="by words (the fact, the summary and its evidence turns) and by "
         'meaning ("father" finds a unit saying "Dad"), best first',
@@ -77,6 +91,12 @@ if f_text.strip():
             st.session_state["ask_question"] = f_text
             st.switch_page("pages/ask.py")
         st.stop()
+made = Counter(u.origin for u in shown)
+made_counts.caption(
+    "Of the units the other filters and the search leave: "
+    + (" · ".join(f"{origin(o)} {made[o]}" for o in ORIGINS if made[o]) or NOTHING)
+)
+shown = [u for u in shown if not f_origin or u.origin in f_origin]
 ids = [u.id for u in shown]
 if not ids:
     st.info("No unit matches the filters.")
@@ -104,6 +124,7 @@ frame = pd.DataFrame(
             "feeling": word(u.affect.emotion_or_state),
             "status": word(u.construction_status),
             "lifecycle": word(u.lifecycle_status),
+            "made": origin(u.origin),
             "out of retrieval": state(u),
         }
         for u in shown
@@ -160,6 +181,7 @@ with left:
         f"Status: {word(unit.construction_status)} · lifecycle: {word(unit.lifecycle_status)} · completeness: "
         f"{word(unit.completeness)} · disputed: {'yes' if unit.disputed else 'no'} · version {unit.version}"
     )
+    st.text(f"How it was made: {origin(unit.origin)}")
 with right:
     st.text("Evidence turns (▶) with two turns around them (·):")
     for t in store.turns(case_id, start=max(0, unit.evidence.start - 2), end=unit.evidence.end + 2):
@@ -171,10 +193,9 @@ with right:
         st.text("Links:")
         for link in links:
             other = link.target if link.source == unit.id else link.source
-            st.text(
-                f"  {link_line(link.source, link.relation, link.target, link.confidence)}: "
-                f"{facts.get(other, '(deleted)')[:100]}"
-            )
+            # the other unit's fact: this one's is on the card already
+            said = link_line(link.source, link.relation, link.target, link.confidence, {other: facts.get(other)}, 100)
+            st.text(f"  {said}")
 
 if not ui.named():
     st.warning("Type your name in the sidebar first: every change is recorded with who made it.")

@@ -436,7 +436,10 @@ def test_item3_a_link_to_an_unknown_case_or_a_deleted_unit_says_so_and_offers_th
     browser.get(f"{url}/memory?case={SAID}&unit={gone}")
     said = _wait(lambda: next(a for a in _alerts(browser) if f"m{gone} " in a), 60)
     assert said and "not in this case" in said, _alerts(browser)
-    assert browser.find_elements("css selector", "[data-testid=stMain] [data-testid=stDataFrame]"), "no units table"
+    # Waited for: the grid can mount after the alert drawn below it (seen under load, on main's code too).
+    assert _wait(lambda: browser.find_elements("css selector", "[data-testid=stMain] [data-testid=stDataFrame]"), 20), (
+        "no units table"
+    )
     time.sleep(1)
     assert not browser.find_elements("id", "unit-card")  # no other unit opened in its place
     assert f"unit={gone}" in browser.current_url

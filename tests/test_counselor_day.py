@@ -295,15 +295,46 @@ def test_item9_a_case_never_built_is_answered_from_raw_turns_and_says_so(app):
 def test_item10_settings_and_the_health_check_read_as_tables_and_sentences(app):
     (app.parent / "script.json").write_text(json.dumps({**SCRIPT, "check": {"feeling": "tired", "hours_of_sleep": 4}}))
     at = open_page("pages/cases.py")
-    settings = next(d.value for d in at.sidebar.dataframe if list(d.value.columns) == ["setting", "value"])
-    assert len(settings) > 30 and "llm.model" in set(settings["setting"]) and not at.sidebar.json
-    assert any(c.value.startswith("Profile: small-model") for c in at.sidebar.caption)  # the method in force
+    settings = next(d.value for d in at.sidebar.dataframe if list(d.value.columns)[:2] == ["setting", "value"])
+    assert len(settings) > 30 and "language model · model" in set(settings["setting"]) and not at.sidebar.json
+    assert any(c.value.startswith("Profile: small model (the paper's method") for c in at.sidebar.caption)
     assert not any(v in ("None", "") for v in settings["value"])  # nothing as "—"
     next(b for b in at.sidebar.button if b.label == "Health check").click().run()
     assert not at.exception, at.exception
     lines = [t.value for t in at.sidebar.text]
     assert any(t.startswith("Backend scripted · model ") for t in lines) and not at.sidebar.json
     assert "Its reply to the test question: feeling tired, hours of sleep 4." in lines
+
+
+def test_the_sidebars_settings_read_as_words_with_what_each_does(app):
+    """No stored value as stored (bws, true, json_schema, None); names in words, with what each does."""
+    from ftamem_core.config import ExtractionSettings
+
+    at = open_page("pages/cases.py")
+    (frame,) = [d.value for d in at.sidebar.dataframe if "setting" in d.value.columns]
+    assert list(frame.columns) == ["setting", "value", "what it does"]
+    rows = {r["setting"]: r for r in frame.to_dict("records")}
+    value = {name: r["value"] for name, r in rows.items()}
+    assert value["segmentation"] == "BWS (the paper's boundary segmentation)"
+    assert value["profile"].startswith("small model (")
+    assert value["coverage pass"] == "off" and value["speaker check"] == "on"
+    assert value["retention days"] == "—" and value["embedding model"] == "—"  # none set
+    assert value["language model · backend"] == "scripted (a test stand-in, no model)"
+    assert value["language model · dialect"] == "auto (asks the server)"
+    assert value["index · kind"] == "chosen by the case's size"
+    assert value["ablations · no links"] == "off" and value["max turn chars"] == "100,000"
+    assert value["lambda (λ)"] == "0.8" and value["tau (τ)"] == "0.35"
+    # the description each setting was declared with says what it does
+    assert rows["coverage pass"]["what it does"] == " ".join(
+        ExtractionSettings.model_fields["coverage_pass"].description.split()
+    )
+    assert all(r["what it does"] not in ("", "—") and "`" not in r["what it does"] for r in rows.values())
+    raw = re.compile(r"^(true|false|True|False|None|null|bws|json_schema|json_object|small-model)$|_")
+    written = {"database file", "model dir", "eval dir", "language model · model"}  # paths and names, as written
+    assert [v for n, v in value.items() if n not in written and raw.search(v)] == []
+    assert [n for n in rows if "_" in n or "." in n] == []  # names in words, groups as "language model · …"
+    assert not any("api key" in n for n in rows)  # no key is shown
+    assert not any(n.startswith(("auth", "backends")) for n in rows)
 
 
 def test_item2_and_4_the_ask_page_says_why_a_kept_unit_was_left_out_and_open_in_memory_lands_in_view(app):
@@ -443,7 +474,13 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
         RawPipeline().llm(),
         HashEmbedder(),
         load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
+            environ={},
+            extraction={
+                "ground_facts": False,
+                "turns_per_unit": 0,
+                "verbatim_within_spans": False,
+                "stated_feelings": False,  # every unit keeps an unknown anchor for the pages to show
+            },
         ),
     ).build("sample-daniel")
     units = store.units("sample-daniel")
@@ -494,13 +531,19 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
 
 
 def test_item10_one_display_helper_per_conversion():
-    from ftamem_core.display import cells, field, history_rows, link, moment, rows, span, turns, word, words
+    from ftamem_core.display import cells, field, history_rows, link, moment, origin, rows, span, turns, word, words
 
     assert moment("2026-12-06T05:27:17+00:00") == "6 December 2026, 05:27 UTC"
     assert moment("2025-09-12T19:00") == "12 September 2025, 19:00" and moment("2025-09-12") == "12 September 2025"
     assert moment(None) == "—" and moment("not a date") == "not a date"
     assert link(12, "followup_of", 7, "high") == "m12 follow-up of m7 (high confidence)"
     assert link(12, "same_episode_as", 7, "unknown") == "m12 same episode as m7"
+    facts = {12: "Daniel rang his dad, who had moved into a care home in October, and they talked for an hour."}
+    assert link(12, "followup_of", 7, "high", {**facts, 7: None}, 40) == (
+        "m12 follow-up of m7 (high confidence): m12 \u201cDaniel rang his dad, who had moved\u2026\u201d · m7 (deleted)"
+    )
+    assert link(12, "updates", 7, None, {7: "Dad moved."}) == "m12 updates m7: m7 \u201cDad moved.\u201d"
+    assert origin("copied") == "copied from a turn" and origin("corrected") == "corrected by a person"
     assert span(0, 5) == "1–6" and span(3, 3) == "4" and turns([2, 6]) == "3, 7" and turns([]) == "—"
     assert (
         word("followup_of") == "follow-up of"

@@ -183,9 +183,48 @@ def test_build_page_shows_each_kind_of_build_event(app):
         "dropped, not in its turns (25% of its words): Made up.",
         "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
         "dropped, no naming of the speakers fits its turns: Who said it.",
-        ui.plain(f"m{b} supports m{a} (high confidence)"),
+        f"link added: m{b} supports m{a} (high confidence): m{b} \u201cDaniel talked about his father.\u201d",
     ]:
         assert any(expected in text for text in shown), expected
+
+
+def test_build_page_link_line_says_both_units_facts_as_stored_and_the_relation_in_words(app):
+    import ui
+    from ftamem_core.construction import build_events as ev
+    from ftamem_core.governance.editing import delete_unit, edit_unit
+    from ftamem_core.models import Link
+
+    store = Store(app)
+    ingest_file(store, SAMPLE, consent_by="test")
+    at = open_page("pages/build.py")
+    next(b for b in at.button if b.label == "Start / resume build").click().run()
+    wait_until_built(store)
+    a, b, c = store.units("sample-daniel")[:3]
+    # The events name units by id; a fact edited after its link was made shows as it reads now.
+    long = "Daniel said his father moved into Oakwood care home on October 3rd and that he visits him every Sunday."
+    edit_unit(store, None, "sample-daniel", a.id, {"fact.text": long}, a.version, "Dr. Lee", "heard again")
+    delete_unit(store, "sample-daniel", c.id, "Dr. Lee", "not said")
+    ui.jobs().get("sample-daniel").events.extend(
+        [
+            ev.LinkAdded(
+                link=Link(source=b.id, target=a.id, relation="followup_of", confidence="medium"),
+                neighbour_status="ongoing",
+            ),
+            ev.LinkAdded(link=Link(source=c.id, target=b.id, relation="same_episode_as"), neighbour_status="ongoing"),
+        ]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    lines = [t.value for t in at.text if t.value.startswith("link added: ")]
+    assert (
+        f"link added: m{b.id} follow-up of m{a.id} (medium confidence): m{b.id} \u201cDaniel talked about his "
+        f"father.\u201d · m{a.id} \u201cDaniel said his father moved into Oakwood care home on\u2026\u201d"
+    ) in lines, lines
+    assert (
+        f"link added: m{c.id} same episode as m{b.id}: m{c.id} (deleted) · m{b.id} \u201cDaniel talked about his father.\u201d"
+        in lines
+    )
+    assert not any("_" in line.split(":")[0] for line in lines)  # the relation in words, not followup_of
 
 
 def test_build_page_turns_the_coverage_pass_on(app):
@@ -768,3 +807,79 @@ def test_the_edit_form_corrects_who_relations_and_the_time_as_said_with_history(
     assert (
         fields["affect.relation_cues"]["reason"] == "heard again" and fields["affect.relation_cues"]["who"] == "Dr. Lee"
     )
+
+
+def test_memory_filters_by_how_units_were_made_with_counts_the_url_and_the_card(app):
+    from ftamem_core.governance.editing import edit_unit
+
+    store = built(app)
+    first, second, third, _ = store.units("sample-daniel")
+    edit_unit(
+        store, None, "sample-daniel", first.id, {"fact.text": "Daniel's father moved."}, first.version, "Dr. Lee", "x"
+    )
+    store.conn.execute("UPDATE units SET origin = 'copied' WHERE id IN (?, ?)", (second.id, third.id))
+    store.conn.commit()
+    origins = {u.id: u.origin for u in store.units("sample-daniel")}
+
+    def table(at):
+        frame = at.main.dataframe[0].value
+        return frame.data if hasattr(frame, "data") else frame
+
+    def counts(at) -> list[str]:
+        return [c.value for c in at.caption if c.value.startswith("Of the units")]
+
+    def counted(ids) -> list[str]:
+        """The caption the page should show for these units."""
+        said = {"model": "written by the model", "copied": "copied from a turn", "corrected": "corrected by a person"}
+        n = {o: sum(origins[i] == o for i in ids) for o in said}
+        return [
+            "Of the units the other filters and the search leave: "
+            + " · ".join(f"{w} {n[o]}" for o, w in said.items() if n[o])
+        ]
+
+    at = memory_page()
+    made = at.multiselect(key="provenance")
+    assert made.label == "How it was made"
+    assert made.options == ["written by the model", "copied from a turn", "corrected by a person"]  # in words
+    assert counts(at) == [
+        "Of the units the other filters and the search leave: "
+        "written by the model 1 · copied from a turn 2 · corrected by a person 1"
+    ]
+    assert set(table(at)["made"]) == {"written by the model", "copied from a turn", "corrected by a person"}
+    assert "How it was made: corrected by a person" in [t.value for t in at.text]  # the card of the first unit
+
+    made.set_value(["copied"]).run()
+    assert not at.exception, at.exception
+    assert list(table(at)["id"]) == [second.id, third.id]
+    assert at.subheader[0].value == f"m{second.id}"  # the card follows the filter
+    assert "How it was made: copied from a turn" in [t.value for t in at.text]
+
+    # with another filter: both apply, and the counts are of what the other filters leave
+    session = next(x for x in store.sessions("sample-daniel") if x.id == third.evidence.session_id)
+    assert session.id != second.evidence.session_id
+    at.multiselect[0].set_value([session.idx]).run()
+    assert list(table(at)["id"]) == [third.id]
+    assert counts(at) == counted([u.id for u in store.units("sample-daniel") if u.evidence.session_id == session.id])
+    at.multiselect[0].set_value([]).run()
+
+    # with the search: the hits made that way only, the counts of all the hits
+    needle = store.turns("sample-daniel", start=third.evidence.start, end=third.evidence.end)
+    word_ = max((w.strip(".,!?") for t in needle for w in t.text.split()), key=len)
+    next(t for t in at.text_input if t.label == "Text contains").input(word_).run()
+    assert not at.exception, at.exception
+    copied = list(table(at)["id"])
+    assert third.id in copied and set(copied) <= {second.id, third.id}
+    at.multiselect(key="provenance").set_value([]).run()
+    hits = list(table(at)["id"])
+    assert set(copied) <= set(hits) and counts(at) == counted(hits)
+
+    # a shared link opens with the filter set (the browser writes the URL: tests/test_browser_words.py)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["case"] = "sample-daniel"
+    at.run()
+    at.switch_page("pages/memory.py")
+    at.query_params["provenance"] = "corrected by a person"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="provenance").value == ["corrected"]
+    assert list(table(at)["id"]) == [first.id]

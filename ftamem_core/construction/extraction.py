@@ -386,7 +386,7 @@ def verbatim_units(
         start, summary = turn.idx, ""
         prev = before.get(turn.idx)
         if prev is not None and len(said.split()) <= reply_words and refers_back(said):
-            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {_clip(prev.text, 180)}"
+            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {clip(prev.text, 180)}"
         out.append(
             FTAUnit(
                 case_id=fragment.case_id,
@@ -419,10 +419,11 @@ def own_words(turn: Turn, said: str, listeners: list[str] = ()) -> str:
     with family" and "Caroline is so proud of you"."""
     who = turn.speaker or turn.role
     to = f" told {listeners[0]}" if turn.speaker and len(listeners) == 1 else " said"
-    return f'{who}{to}: "{_clip(said.strip(), 400)}"'
+    return f'{who}{to}: "{clip(said.strip(), 400)}"'
 
 
-def _clip(text: str, limit: int) -> str:
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word, with "…" where it was cut."""
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 

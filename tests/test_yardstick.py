@@ -295,13 +295,93 @@ def test_the_audit_table_pools_cases_and_annotators_with_their_agreement(tmp_pat
     (tmp_path / "audit" / "conv-1-ben.csv").write_text(head + "1,2,1,0,,\n2,,,,0,\n3,0,1,1,,\n")
     (tmp_path / "audit" / "conv-2-ana.csv").write_text(head + "1,1,1,1,,\n")
     (tmp_path / "audit" / "conv-2-ben.csv").write_text(head + "1,1,1,1,,\n")
-    scores = audit_scores(tmp_path)
+    scores = audit_scores(tmp_path / "audit")
     assert set(scores) == {"conv-1", "conv-2"} and set(scores["conv-1"]) == {"ana", "ben"}
     rows = {r.split(" | ")[0].strip("| "): r for r in audit_table(scores)}
     assert rows["fact"].startswith("| fact | 3 | 1.00 | 1.00 | 1.00 | 1.00 |")  # full agreement: alpha 1
     assert "| time | 3 | 1.17 | 1.33 | 1.00 |" in rows["time"] and rows["relatedness"].startswith(
         "| relatedness | 1 | 0.50"
     )
+
+
+def _audit(folder, rounds, lead, second):
+    """One audit's files: rounds.json and two annotators' scores of conv-43 (one unit)."""
+    import json
+
+    folder.mkdir(parents=True)
+    head = "item,fact,time,affect,relatedness,comment\n"
+    (folder / "conv-43-lead.csv").write_text(head + f"1,{lead},1,0,,\n")
+    (folder / "conv-43-second.csv").write_text(head + f"1,{second},1,0,,\n")
+    if rounds is not None:
+        (folder / "rounds.json").write_text(json.dumps(rounds))
+
+
+def _with_a_run(folder):
+    """A results folder with a row, so that its document has sections."""
+    import json
+
+    (folder / "units.jsonl").write_text(
+        json.dumps(
+            {
+                "commit": "abc",
+                "settings_digest": "d",
+                "split": "test",
+                "cases": ["conv-43"],
+                "measured": "2026-12-06",
+                "benchmark": "units",
+                "case": "conv-43",
+                "counts": {"units": 3},
+                "cost": {},
+            }
+        )
+        + "\n"
+    )
+
+
+def test_each_audit_folder_has_its_section_newest_first(tmp_path):
+    from ftamem_core.evaluation.results import audits, results_markdown
+
+    _with_a_run(tmp_path)
+    drawn = {"seed": 38, "units": 1, "pairs": 0, "sampler": "strata-v1"}
+    # the older audit's folder name sorts after the newer one's: the date decides
+    _audit(
+        tmp_path / "audit" / "b8e966c",
+        {"measured_at": "2026-12-05", "conv-43": {**drawn, "built_at": "b8e966c"}},
+        lead=0,
+        second=0,
+    )
+    _audit(
+        tmp_path / "audit" / "1a2b3c4",
+        {"measured_at": "2027-01-20", "conv-43": {**drawn, "built_at": "1a2b3c4"}},
+        lead=2,
+        second=2,
+    )
+    _audit(tmp_path / "audit" / "0000000", None, lead=1, second=1)  # undated: after the dated ones
+    (tmp_path / "audit" / "ffffff0").mkdir()  # no scores yet: no section
+    assert [a["label"] for a in audits(tmp_path)] == ["1a2b3c4", "b8e966c", "0000000"]
+    docs = results_markdown(tmp_path)
+    sections = docs.split("## Hand audit of the test builds, ")[1:]
+    assert [s.split("`")[1] for s in sections] == ["1a2b3c4", "b8e966c", "0000000"]
+    new, old, undated = sections
+    assert "Measured 2027-01-20." in new and "scores in `results/audit/1a2b3c4/`" in new
+    assert "Drawn: conv-43: 1 units and 0 pairs, seed 38, sampler strata-v1, built at `1a2b3c4`." in new
+    assert "| fact | 1 | 2.00 | 2.00 | 2.00 |" in new and "measured_at" not in docs
+    assert "Measured 2026-12-05." in old and "built at `b8e966c`" in old and "| fact | 1 | 0.00 |" in old
+    assert "Measured" not in undated and "Drawn" not in undated and "| fact | 1 | 1.00 |" in undated
+
+
+def test_a_flat_audit_folder_reads_as_one_audit_and_a_mixed_one_is_refused(tmp_path):
+    from ftamem_core.evaluation.results import audits, results_markdown
+
+    _with_a_run(tmp_path)
+    drawn = {"seed": 38, "units": 1, "pairs": 0, "sampler": "strata-v1", "built_at": "b8e966c"}
+    _audit(tmp_path / "audit", {"conv-43": drawn}, lead=1, second=2)
+    docs = results_markdown(tmp_path)
+    assert "## Hand audit of the test builds\n" in docs and "scores in `results/audit/`." in docs
+    assert "built at `b8e966c`." in docs and "| fact | 1 | 1.50 | 1.00 | 2.00 |" in docs
+    _audit(tmp_path / "audit" / "1a2b3c4", None, lead=2, second=2)
+    with pytest.raises(ValueError, match="both score files"):
+        audits(tmp_path)
 
 
 def _eval_run(folder, methods, f1s, cases=("conv-43", "conv-47")):

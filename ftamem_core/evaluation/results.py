@@ -223,16 +223,61 @@ CRITERIA = ("fact", "time", "affect", "relatedness")
 
 
 def audit_scores(folder: Path) -> dict[str, dict[str, list[dict]]]:
-    """``folder/audit/CASE-ANNOTATOR.csv`` (the rows ``ftamem audit score --from`` reads, one
+    """One audit's ``folder/CASE-ANNOTATOR.csv`` (the rows ``ftamem audit score --from`` reads, one
     round per case): case -> annotator -> rows."""
     import csv
 
     out: dict[str, dict[str, list[dict]]] = {}
-    for path in sorted((folder / "audit").glob("*-*.csv")):
+    for path in sorted(folder.glob("*-*.csv")):
         case, _, annotator = path.stem.rpartition("-")
         with open(path, newline="", encoding="utf-8") as f:
             out.setdefault(case, {})[annotator] = list(csv.DictReader(f))
     return out
+
+
+def audits(folder: Path) -> list[dict]:
+    """The hand audits under ``folder/audit``, newest first: one per ``audit/LABEL/`` folder (LABEL the
+    builds' commit) holding its ``CASE-ANNOTATOR.csv`` and ``rounds.json`` (how each case's round was
+    drawn, and ``measured_at``, an ISO date). Dated audits come first, newest first, then undated
+    ones by folder name, descending. The older flat layout, the files directly in ``audit/``, reads
+    as one audit without a label. Each audit: ``label`` (None for the flat one), ``path``,
+    ``measured_at``, ``rounds`` (case -> how it was drawn) and ``scores`` (as ``audit_scores``);
+    folders without scores are left out."""
+    from datetime import date
+
+    root = folder / "audit"
+    if not root.is_dir():
+        return []
+    flat = sorted(root.glob("*-*.csv"))
+    folders = sorted(p for p in root.iterdir() if p.is_dir())
+    if flat and folders:
+        raise ValueError(
+            f"{root}: both score files ({flat[0].name}, ...) and audit folders ({folders[0].name}/, ...); "
+            f"move the files into a folder named after their builds' commit, {root}/LABEL/"
+        )
+    out = []
+    for path, label in [(root, None)] if flat else [(p, p.name) for p in folders]:
+        scores = audit_scores(path)
+        if not scores:
+            continue
+        rounds_file = path / "rounds.json"
+        rounds = json.loads(rounds_file.read_text(encoding="utf-8")) if rounds_file.exists() else {}
+        measured = rounds.get("measured_at")
+        if measured is not None:
+            try:
+                date.fromisoformat(measured)
+            except (TypeError, ValueError):
+                raise ValueError(f"{rounds_file}: measured_at {measured!r} is not a date (YYYY-MM-DD)") from None
+        out.append(
+            {
+                "label": label,
+                "path": path,
+                "measured_at": measured,
+                "rounds": {c: r for c, r in rounds.items() if isinstance(r, dict)},
+                "scores": scores,
+            }
+        )
+    return sorted(out, key=lambda a: (a["measured_at"] or "", a["label"] or ""), reverse=True)
 
 
 def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
@@ -279,6 +324,27 @@ def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
             + f" | {alpha} |"
         )
     return out
+
+
+def audit_section(audit: dict) -> list[str]:
+    """One hand audit (as ``audits`` gives it): its heading, how its rounds were drawn, its table."""
+    label, rounds, scores = audit["label"], audit["rounds"], audit["scores"]
+    drawn = "; ".join(
+        f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
+        f"built at `{r['built_at']}`"
+        for c, r in rounds.items()
+    )
+    return [
+        "## Hand audit of the test builds" + (f", `{label}`" if label else ""),
+        "",
+        (f"Measured {audit['measured_at']}. " if audit["measured_at"] else "")
+        + f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
+        f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
+        "by two annotators working blind (`ftamem audit sheet`); scores in "
+        + (f"`results/audit/{label}/`." if label else "`results/audit/`.")
+        + (f" Drawn: {drawn}." if drawn else ""),
+        "",
+    ] + audit_table(scores)
 
 
 def results_markdown(folder: Path) -> str:
@@ -358,28 +424,8 @@ def results_markdown(folder: Path) -> str:
             + answers_table(mine)
             + [""]
         )
-    scores = audit_scores(folder)
-    if scores:
-        rounds_file = folder / "audit" / "rounds.json"
-        rounds = json.loads(rounds_file.read_text(encoding="utf-8")) if rounds_file.exists() else {}
-        drawn = "; ".join(
-            f"{c}: {r['units']} units and {r['pairs']} pairs, seed {r['seed']}, sampler {r['sampler']}, "
-            f"built at `{r['built_at']}`"
-            for c, r in rounds.items()
-        )
-        out += (
-            [
-                "## Hand audit of the test builds",
-                "",
-                f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
-                f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
-                "by two annotators working blind (`ftamem audit sheet`); scores in `results/audit/`."
-                + (f" Drawn: {drawn}." if drawn else ""),
-                "",
-            ]
-            + audit_table(scores)
-            + [""]
-        )
+    for audit in audits(folder):
+        out += audit_section(audit) + [""]
     return "\n".join(out)
 
 

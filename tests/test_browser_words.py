@@ -44,9 +44,12 @@ def words_server(request, tmp_path_factory):
     doc.case.id = MADE
     store.ingest([doc])
     consent.record(store, MADE, "granted", "test", "browser test")
-    Builder(store, Pipeline().llm(), embedder, load_settings(environ={}, ground_facts=False, turns_per_unit=0)).build(
-        MADE
-    )
+    Builder(
+        store,
+        Pipeline().llm(),
+        embedder,
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0}),
+    ).build(MADE)
     made = store.units(MADE)
     model = [u for u in made if u.origin == "model"]
     assert model and any(u.origin == "copied" for u in made)
@@ -76,12 +79,12 @@ def words_server(request, tmp_path_factory):
     port = free_port()
     env = {
         **os.environ,
-        "FTAMEM_DB_PATH": str(db),
+        "FTAMEM_STORAGE_DB_PATH": str(db),
         "FTAMEM_LLM_BACKEND": "scripted",
         "FTAMEM_LLM_MODEL": str(script),
-        "FTAMEM_TURNS_PER_UNIT": "0",
-        "FTAMEM_VERBATIM_FALLBACK": "false",
-        "FTAMEM_GROUND_FACTS": "false",
+        "FTAMEM_EXTRACTION_TURNS_PER_UNIT": "0",
+        "FTAMEM_EXTRACTION_VERBATIM_FALLBACK": "false",
+        "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
     }
     url = f"http://127.0.0.1:{port}"
     yield from (

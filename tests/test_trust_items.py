@@ -116,7 +116,7 @@ def _text_functions():
     from ftamem_core.construction.extraction import statements, third_person
     from ftamem_core.loaders.locomo import photo_text, without_caption
     from ftamem_core.models import Turn
-    from ftamem_core.text import english
+    from ftamem_core.text import english, english_feelings
 
     names = ["Caroline", "Melanie"]
 
@@ -160,7 +160,16 @@ def _text_functions():
             temporal.resolve("3" + t + "days" + t + "ago", None),
             temporal.resolve("march" + t + "12," + t + "2023", temporal.session_date("2023-05-01")),
         ),
-        "evaluation": lambda t: (content.content_stems("don't" + t + "I'm"), unit_counts.pronoun_led(t + ". " + t)),
+        "evaluation": lambda t: (
+            content.content_stems("don't" + t + "I'm"),
+            unit_counts.pronoun_led(t + ". " + t),
+            unit_counts.pronoun_led('Maya told Sam: "' + t + '"'),
+        ),
+        "english_feelings": lambda t: (
+            english_feelings.feelings("I'm so" + t + "happy and" + t + "sad." + t + "Guilty" + t + "at first."),
+            english_feelings.intentions("I will" + t + "go and" + t + "see"),
+            english_feelings.listeners_news("I'm proud" + t + "of you" + t),
+        ),
     }
 
 

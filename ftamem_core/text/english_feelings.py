@@ -111,7 +111,8 @@ _HEDGES = re.compile(
     r"^(?:definitely|probably|likely|really|totally|def|surely|certainly|just|also|still|maybe)\s+", re.I
 )
 _REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
-_CLAUSE_END = re.compile(r"\s+(?:and|but|so|because|since|though|while|or|when|if|until)\s+.*$", re.IGNORECASE)
+# a plan ends where another clause begins ("start a group and see how it goes")
+_CLAUSE_WORDS = frozenset("and but so because since though while or when if until".split())
 
 
 def feelings(statement: str) -> list[str]:
@@ -169,7 +170,9 @@ def intentions(statement: str) -> list[str]:
     ``INTENTION_WORDS`` words each."""
     out = []
     for m in _INTENT.finditer(statement.replace("\u2019", "'")):
-        what = _CLAUSE_END.sub("", _HEDGES.sub("", m.group("what").strip()))
+        words = _HEDGES.sub("", m.group("what").strip()).split()
+        ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS]
+        what = " ".join(words[: ends[0]] if ends else words)
         if m.group("how").lower() == "going to" and _PLACE.match(what):
             what = f"go to {what}"
         words = what.split()

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.governance import privacy
 from ftamem_core.config import LLMConfig
@@ -32,12 +33,12 @@ page = st.navigation(
 
 
 def use_backend() -> None:
-    choice = st.session_state["backend_choice"]
+    choice = appstate.get(appstate.BACKEND_CHOICE)
     if choice == CUSTOM:
-        config = ui.typed_backend(st.session_state["base_url"], st.session_state["server_model"])
+        config = ui.typed_backend(appstate.get(appstate.BASE_URL), appstate.get(appstate.SERVER_MODEL))
     else:
         config = ui.backends()[choice]
-    st.session_state["llm_config"] = LLMConfig.model_validate(config.model_dump())
+    appstate.choose_llm(LLMConfig.model_validate(config.model_dump()))
 
 
 CUSTOM = "a server I type in"
@@ -50,18 +51,18 @@ with st.sidebar:
         if s.governance.auth.oidc:
             st.button("Sign out", on_click=st.logout)
         elif st.button("Sign out"):
-            del st.session_state["user"]
+            appstate.sign_out()
             st.rerun()
     else:
         ui.remembered_name()  # kept for the browser session, across reloads (a session cookie)
-        st.text_input("Your name (for the edit history)", key="who", placeholder="type your name")
+        st.text_input("Your name (for the edit history)", key=appstate.WHO, placeholder="type your name")
         ui.remember_name()
     with st.expander("Backend", expanded=False):
         options = list(ui.backends()) + ([CUSTOM] if s.app.allow_custom_backend else [])
-        st.selectbox("LLM backend", options, key="backend_choice")
-        if st.session_state.get("backend_choice") == CUSTOM:
-            st.text_input("Server URL", key="base_url", value="http://127.0.0.1:8000/v1")
-            st.text_input("Model name", key="server_model", value="Qwen/Qwen3-8B")
+        st.selectbox("LLM backend", options, key=appstate.BACKEND_CHOICE)
+        if appstate.get(appstate.BACKEND_CHOICE) == CUSTOM:
+            st.text_input("Server URL", key=appstate.BASE_URL, value="http://127.0.0.1:8000/v1")
+            st.text_input("Model name", key=appstate.SERVER_MODEL, value="Qwen/Qwen3-8B")
             st.caption("A typed server gets no configured API key, and its error messages are not shown.")
         st.button("Use this backend", on_click=use_backend)
         if st.button("Health check"):
@@ -88,5 +89,5 @@ with st.sidebar:
             },
         )
 
-ui.clear_pending()  # before the page's widgets are drawn
+appstate.clear_pending()  # before the page's widgets are drawn
 page.run()

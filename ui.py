@@ -1,5 +1,6 @@
 """Streamlit glue shared by the pages: settings, store, models and build jobs, loaded once per
-process (st.cache_resource); the active case and the chosen backend live in the session."""
+process (st.cache_resource), and the widgets more than one page draws. The session's state (the
+active case, the chosen unit and backend, messages, who is typing) is appstate.py's."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 
 import streamlit as st
 
+import appstate
 from ftamem_core.config import EMBEDDED_MODELS, LLMConfig, Settings, load_settings
 from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.construction.jobs import JobRegistry
@@ -76,7 +78,7 @@ def _llm(config_json: str) -> LLM:
 
 def llm_config() -> LLMConfig:
     """The backend chosen in the sidebar (the settings' one until changed)."""
-    return st.session_state.get("llm_config") or settings().llm
+    return appstate.chosen_llm() or settings().llm
 
 
 def llm() -> LLM:
@@ -92,45 +94,18 @@ def jobs() -> JobRegistry:
     return registry
 
 
-def choose_case(case_id: str) -> None:
-    """Make a case active from a page; the sidebar's selector picks it up on the next run."""
-    st.session_state["_next_case"] = case_id
-
-
 def case_selector() -> None:
     """The sidebar's active-case selector (rendered before the page, so pages never set it directly)."""
     ids = [c["id"] for c in active_store().list_cases()]
     jobs()  # registers the erase hooks before any page can erase
-    trace = st.session_state.get("trace")
-    if trace is not None and trace.case_id not in ids:  # erased in another tab or process
-        del st.session_state["trace"]
-    asked = st.query_params.get("case")
-    if "_next_case" in st.session_state:
-        st.session_state["case_id"] = st.session_state.pop("_next_case")
-    elif "case_id" not in st.session_state and asked is not None:
-        # A reload or a shared link. A case that is not here (unknown, erased) opens nothing: the
-        # page says so and offers the list, rather than opening another case under that link.
-        st.session_state["case_id"] = asked if asked in ids else None
-        if asked not in ids:
-            st.session_state["_unknown_case"] = asked
-    if st.session_state.get("case_id") is not None:
-        st.session_state.pop("_unknown_case", None)  # a case was chosen since
-    if st.session_state.get("case_id") not in ids and "_unknown_case" not in st.session_state:
-        st.session_state["case_id"] = ids[0] if ids else None
-    st.selectbox("Active case", ids, key="case_id", placeholder="choose a case" if ids else "no cases yet")
-    if "_unknown_case" in st.session_state:
-        return  # the link stays as it was asked for until a case is chosen
-    if st.session_state["case_id"] is None:
-        st.query_params.pop("case", None)
-    elif st.query_params.get("case") != st.session_state["case_id"]:
-        if st.query_params.get("case") is not None:
-            st.query_params.pop("unit", None)  # another client: the unit was theirs
-        st.query_params["case"] = st.session_state["case_id"]
+    appstate.settle_case(ids)
+    st.selectbox("Active case", ids, key=appstate.CASE, placeholder="choose a case" if ids else "no cases yet")
+    appstate.case_to_url()
 
 
 def active_case() -> str | None:
     """The chosen case, if it still exists."""
-    case_id = st.session_state.get("case_id")
+    case_id = appstate.case_id()
     if case_id and active_store().case_exists(case_id):
         return case_id
     return None
@@ -138,7 +113,7 @@ def active_case() -> str | None:
 
 def unknown_case_notice() -> None:
     """Says that the case the link asked for is not here, and lists the cases that are."""
-    asked = st.session_state.get("_unknown_case")
+    asked = appstate.unknown_case()
     if asked is None:
         return
     ids = [c["id"] for c in active_store().list_cases()]
@@ -155,7 +130,7 @@ def unknown_case_notice() -> None:
 def require_case() -> str:
     case_id = active_case()
     if case_id is None:
-        if st.session_state.get("_unknown_case") is not None:
+        if appstate.unknown_case() is not None:
             unknown_case_notice()
             st.stop()
         st.info("Load or choose a case on the Cases page first.")
@@ -187,22 +162,14 @@ def consent_banner(case_id: str) -> None:
 def recorder() -> str | None:
     """The name a consent record carries: the signed-in user or the name typed in the sidebar,
     never a default (consent recorded by nobody in particular is not a record)."""
-    name = signed_in() or (st.session_state.get("who") or "").strip()
+    name = signed_in() or appstate.typed_name()
     return name or None
-
-
-def open_unit(unit_id: int) -> None:
-    """Open a unit of the active case on the Memory page (its id goes in the URL too)."""
-    st.session_state["unit_id"] = unit_id
-    st.session_state["_scroll_to_card"] = True  # it lands in view, not below the fold
-    case_id = st.session_state.get("case_id")
-    st.switch_page("pages/memory.py", query_params={"case": case_id, "unit": str(unit_id)} if case_id else None)
 
 
 def scroll_into_view(anchor: str) -> None:
     """Bring the element with this id into view (a card opened below the table, off-screen on a
     phone). A one-pixel frame runs the few lines (our own script, no data in it); a counter makes each call run again."""
-    n = st.session_state["_scrolls"] = st.session_state.get("_scrolls", 0) + 1
+    n = appstate.next_scroll()
     target = json.dumps(anchor)
     st.iframe(
         f"<script>// {n}\nlet tries = 0;\nconst go = () => {{\n"
@@ -213,64 +180,31 @@ def scroll_into_view(anchor: str) -> None:
     )
 
 
-def chosen_unit() -> int | None:
-    """The unit the URL or another page asked the Memory page to open."""
-    value = st.session_state.get("unit_id") or st.query_params.get("unit")
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
-
-
-def flash(kind: str, message: object) -> None:
-    """A message from a callback, shown by the page on the run that follows (as text: it may
-    carry a case id, a file name or an error quoting the data)."""
-    st.session_state.setdefault("_flash", []).append((kind, plain(message)))
-
-
-def clear_later(*keys: str) -> None:
-    """Empty these text boxes on the next run (the reason just saved must not stay for the next
-    change). Removing a box's key is not enough: the browser keeps what was typed and sends it back;
-    a value set before the box is drawn reaches the browser, but a box drawn in this run cannot be set."""
-    st.session_state.setdefault("_clear", set()).update(keys)
-
-
-def clear_pending() -> None:
-    """Run before the page draws its widgets (app.py): the boxes ``clear_later`` named are emptied."""
-    for key in st.session_state.pop("_clear", set()):
-        st.session_state[key] = ""
-
-
 def show_flash() -> None:
-    for kind, message in st.session_state.pop("_flash", []):
-        getattr(st, kind)(message)
-    for message in st.session_state.pop("_toast", []):
-        st.toast(message)
-
-
-def toast(message: object) -> None:
-    """A confirmation shown where the user is looking, on the run that follows (as text)."""
-    st.session_state.setdefault("_toast", []).append(plain(message))
+    """The messages ``appstate.flash`` and ``appstate.toast`` kept for this run, as text."""
+    for kind, message in appstate.take_flashes():
+        getattr(st, kind)(plain(message))
+    for message in appstate.take_toasts():
+        st.toast(plain(message))
 
 
 def named() -> bool:
     """Whether changes can be attributed: a signed-in user, or a name typed in the sidebar."""
-    return bool(signed_in() or (st.session_state.get("who") or "").strip())
+    return bool(signed_in() or appstate.typed_name())
 
 
 def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True, label: str = "Confirm") -> None:
-    """A confirmation dialog for a destructive action, open while ``st.session_state[key]`` is set
+    """A confirmation dialog for a destructive action, open while ``appstate.get(key)`` is set
     (a button sets it). It says what will be lost; ``action(reason)`` does it and returns the
     message for the toast. Cancel or the dialog's close button change nothing."""
 
     def close() -> None:
-        st.session_state.pop(key, None)
-        st.session_state.pop(f"{key}-reason", None)  # the next dialog starts without this one's reason
+        appstate.forget(key, appstate.dialog_reason(key))  # the next dialog starts without this one's reason
 
     @st.dialog(title, on_dismiss=close)
     def dialog() -> None:
         st.text(lost)
-        why = st.text_input("Reason (kept in the history)", key=f"{key}-reason") if reason else ""
+        why = st.text_input("Reason (kept in the history)", key=appstate.dialog_reason(key)) if reason else ""
         c1, c2 = st.columns(2)
         if c1.button(label, type="primary", disabled=reason and not why.strip(), key=f"{key}-yes"):
             try:
@@ -279,13 +213,13 @@ def confirm_dialog(key: str, title: str, lost: str, action, reason: bool = True,
                 st.error(plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
                 return
             close()
-            toast(message)
+            appstate.toast(message)
             st.rerun()
         if c2.button("Cancel", key=f"{key}-no"):
             close()
             st.rerun()
 
-    if st.session_state.get(key):
+    if appstate.get(key):
         dialog()
 
 
@@ -295,10 +229,8 @@ NAME_COOKIE = "ftamem_who"
 def remembered_name() -> None:
     """A name typed earlier in this browser session comes back after a reload (read from the
     session cookie ``remember_name`` wrote; the URL never carries it: links get shared)."""
-    if "who" not in st.session_state:
-        name = _cookie_name()
-        if name:
-            st.session_state["who"] = name[:200]
+    if not appstate.has(appstate.WHO):
+        appstate.remember_typed_name(_cookie_name())
 
 
 def _cookie_name() -> str:
@@ -314,10 +246,9 @@ def _cookie_name() -> str:
 def remember_name() -> None:
     """Keep the typed name in a session cookie (gone when the browser closes), written by a
     one-pixel frame when it changes. The name is data: JSON-encoded, every "<" escaped."""
-    name = (st.session_state.get("who") or "").strip()
-    if name == _cookie_name() or name == st.session_state.get("_name_kept"):
+    name = appstate.typed_name()
+    if name == _cookie_name() or appstate.name_written(name):
         return
-    st.session_state["_name_kept"] = name
     quoted = json.dumps(name).replace("<", "\\u003c")  # no "</script>" or "<!--" inside the script
     expiry = "" if name else "; max-age=0"
     st.iframe(
@@ -329,7 +260,7 @@ def remember_name() -> None:
 
 def who() -> str:
     """The name for the edit history and the access log: the signed-in user where there is one."""
-    return signed_in() or st.session_state.get("who") or "counselor"
+    return signed_in() or appstate.raw_name() or "counselor"
 
 
 def signed_in() -> str | None:
@@ -340,7 +271,7 @@ def signed_in() -> str | None:
         if not st.user.is_logged_in:
             return None
         return str(st.user.get("email") or st.user.get("name") or "signed-in user")
-    user = st.session_state.get("user")
+    user = appstate.user()
     return user if user in s.governance.auth.users else None
 
 
@@ -393,7 +324,7 @@ def sign_in() -> str | None:
                 st.error(f"Too many failed sign-ins: try again in {max(1, round(wait / 60))} minute(s).")
             elif auth.check_user(s.governance.auth.users, name, password):
                 attempts().succeeded(name, client)
-                st.session_state["user"] = name
+                appstate.sign_in_as(name)
                 st.rerun()
             else:
                 attempts().failed(name, client)
@@ -403,11 +334,8 @@ def sign_in() -> str | None:
 
 def access(case_id: str, action: str, detail: str = "") -> None:
     """Record who did what to a case; a page view is recorded once per session and page."""
-    if action == "view":
-        seen = st.session_state.setdefault("_viewed", set())
-        if (case_id, detail) in seen:
-            return
-        seen.add((case_id, detail))
+    if action == "view" and not appstate.first_view(case_id, detail):
+        return
     auth.log_access(active_store(), case_id, who(), action, detail)
 
 

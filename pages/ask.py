@@ -9,6 +9,7 @@ import time
 
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.construction import estimate
 from ftamem_core.governance import consent
@@ -28,7 +29,7 @@ stored = store.questions(case_id)
 
 
 def use_starter() -> None:
-    st.session_state["ask_question"] = stored[st.session_state["ask_starter"]].question
+    appstate.put(appstate.ASK_QUESTION, stored[appstate.get(appstate.ASK_STARTER)].question)
 
 
 def research(trace) -> None:
@@ -120,7 +121,7 @@ if stored:
     c1.selectbox(
         "The case's stored questions",
         range(len(stored)),
-        key="ask_starter",
+        key=appstate.ASK_STARTER,
         format_func=lambda i: f"{word(stored[i].category)} · {stored[i].question[:120]}",
     )
     c2.button("Use this question", on_click=use_starter)
@@ -136,7 +137,7 @@ if not allowed:
     )
 case_k, k_reason = settings.k_for(store.get_case(case_id).source_format)
 with st.form("ask"):
-    question = st.text_input("Question", key="ask_question", placeholder="When did … ? (Enter asks)")
+    question = st.text_input("Question", key=appstate.ASK_QUESTION, placeholder="When did … ? (Enter asks)")
     with st.expander("Advanced"):
         c1, c2, c3, c4, c5 = st.columns(5)
         k = c1.number_input("K", 1, 100, case_k, help=f"units kept after the threshold; default {case_k} ({k_reason})")
@@ -226,7 +227,7 @@ if submitted and question.strip():
                 ablations=PRESETS[preset],
                 on_stage=on_stage,
             )
-            st.session_state["trace"] = trace
+            appstate.put(appstate.TRACE, trace)
             status.update(label=f"Answered in {sum(trace.seconds.values()):.1f} s", state="complete", expanded=False)
         except Exception as e:  # a backend failure is shown, not raised
             status.update(label="The question could not be answered", state="error", expanded=True)
@@ -239,11 +240,11 @@ WHY_LEFT_OUT = {
     COVERED: "its turns were shown to the model word for word instead",
 }
 
-trace = st.session_state.get("trace")
+trace = appstate.get(appstate.TRACE)
 if trace is not None and trace.case_id == case_id:
     shown = trace.packet.unit_ids()
     if len(store.present_unit_ids(case_id, shown)) < len(shown):  # deleted since: not shown again
-        del st.session_state["trace"]
+        appstate.forget(appstate.TRACE)
         st.info("Memory this answer used has been deleted since; ask again.")
         st.stop()
     # The counselor's view: the answer, its sources with their turns, the time it took.
@@ -268,7 +269,7 @@ if trace is not None and trace.case_id == case_id:
             for t in trace.packet.sources.get(uid, []):
                 st.text(f"[{number(t.idx)}] {t.speaker or t.role}: {t.text}")
             if st.button("Open in Memory", key=f"open-{uid}"):
-                ui.open_unit(uid)
+                appstate.open_unit(uid)
     left_out = {uid: why for uid, why in trace.left_out.items() if uid in trace.kept_ids}
     if left_out:
         facts = store.unit_facts(case_id, list(left_out))

@@ -7,6 +7,7 @@ import json
 import plotly.express as px
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.display import cells, date, link as link_line, number, rows, text, word, words
 from ftamem_core.governance import audit
@@ -30,8 +31,8 @@ ui.show_flash()
 
 def draw_round() -> None:
     case_id = ui.active_case()
-    every = st.session_state["audit_scope"] == "every case with memory"
-    seed_text = st.session_state["audit_seed"].strip()
+    every = appstate.get(appstate.AUDIT_SCOPE) == "every case with memory"
+    seed_text = appstate.get(appstate.AUDIT_SEED).strip()
     try:
         seed = int(seed_text) if seed_text else None
         if not every and case_id is None:
@@ -39,26 +40,26 @@ def draw_round() -> None:
         round_id = audit.new_round(
             store,
             None if every else [case_id],
-            int(st.session_state["audit_units"]),
-            int(st.session_state["audit_pairs"]),
+            int(appstate.get(appstate.AUDIT_UNITS)),
+            int(appstate.get(appstate.AUDIT_PAIRS)),
             seed,
             ui.who(),
         )
-        st.session_state["audit_round"] = round_id
-        ui.flash("success", f"Round {round_id} drawn (seed {audit.get_round(store, round_id)['seed']}).")
+        appstate.put(appstate.AUDIT_ROUND, round_id)
+        appstate.flash("success", f"Round {round_id} drawn (seed {audit.get_round(store, round_id)['seed']}).")
     except ValueError:
-        ui.flash("error", "The seed is a whole number, or empty for a random one.")
+        appstate.flash("error", "The seed is a whole number, or empty for a random one.")
     except StoreError as e:
-        ui.flash("error", str(e))
+        appstate.flash("error", str(e))
 
 
 rounds = audit.list_rounds(store)
 with st.expander("New round", expanded=not rounds):
-    st.radio("Sample from", ["the active case", "every case with memory"], key="audit_scope", horizontal=True)
+    st.radio("Sample from", ["the active case", "every case with memory"], key=appstate.AUDIT_SCOPE, horizontal=True)
     c1, c2, c3 = st.columns(3)
-    c1.number_input("Units", 0, 1000, 20, key="audit_units")
-    c2.number_input("Linked pairs", 0, 1000, 10, key="audit_pairs")
-    c3.text_input("Seed", key="audit_seed", placeholder="empty: a random seed, stored with the round")
+    c1.number_input("Units", 0, 1000, 20, key=appstate.AUDIT_UNITS)
+    c2.number_input("Linked pairs", 0, 1000, 10, key=appstate.AUDIT_PAIRS)
+    c3.text_input("Seed", key=appstate.AUDIT_SEED, placeholder="empty: a random seed, stored with the round")
     st.caption("Units are stratified by case, session and content type, pairs by relation; cases get equal shares.")
     st.button("Draw the round", on_click=draw_round)
 if not rounds:
@@ -83,11 +84,11 @@ st.dataframe(
     hide_index=True,
 )
 ids = [r["id"] for r in rounds]
-if st.session_state.get("audit_round") not in ids:
-    st.session_state["audit_round"] = ids[-1]
-round_id = st.selectbox("Round", ids, key="audit_round", format_func=lambda r: f"round {r}")
+if appstate.get(appstate.AUDIT_ROUND) not in ids:
+    appstate.put(appstate.AUDIT_ROUND, ids[-1])
+round_id = st.selectbox("Round", ids, key=appstate.AUDIT_ROUND, format_func=lambda r: f"round {r}")
 
-named = bool(st.session_state.get("user") or (st.session_state.get("who") or "").strip())
+named = bool(appstate.user() or appstate.typed_name())
 annotator = ui.who()
 score_tab, report_tab = st.tabs(["Score", "Report"])
 
@@ -105,9 +106,9 @@ with score_tab:
     else:
         positions = {i["id"]: i["position"] for i in items}
         resume = audit.next_item(store, round_id, annotator)
-        key = f"audit_item_{round_id}"
-        if st.session_state.pop("_audit_advance", False) or st.session_state.get(key) not in positions:
-            st.session_state[key] = resume if resume is not None else items[0]["id"]
+        key = appstate.audit_item(round_id)
+        if appstate.pop(appstate.AUDIT_ADVANCE, False) or appstate.get(key) not in positions:
+            appstate.put(key, resume if resume is not None else items[0]["id"])
         if resume is None:
             st.success("You have scored every item of this round; you can still revise your scores.")
         item_id = st.selectbox(
@@ -161,11 +162,11 @@ with score_tab:
             if st.form_submit_button("Save score" if not own else "Revise my score"):
                 try:
                     audit.score(store, item_id, annotator, values, comment)
-                    ui.flash("success", f"Item {positions[item_id] + 1} scored.")
+                    appstate.flash("success", f"Item {positions[item_id] + 1} scored.")
                     # the next run resumes at the next unscored item (a widget's value is set before it is drawn)
-                    st.session_state["_audit_advance"] = audit.next_item(store, round_id, annotator) is not None
+                    appstate.put(appstate.AUDIT_ADVANCE, audit.next_item(store, round_id, annotator) is not None)
                 except StoreError as e:
-                    ui.flash("error", str(e))
+                    appstate.flash("error", str(e))
                 st.rerun()
 
         alive = [s for s in view["units"] if not s["deleted"]]
@@ -199,22 +200,22 @@ with score_tab:
                             reason,
                         )
                         ui.access(view["item"]["case_id"], "change", f"audit correction of m{target}")
-                        ui.flash("success", f"m{target} corrected.")
-                        ui.clear_later(f"audit-why-{item_id}")
+                        appstate.flash("success", f"m{target} corrected.")
+                        appstate.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c2.button("Mark disputed", key=f"audit-dispute-{item_id}", disabled=not reason.strip()):
                         audit.dispute(store, ui.embedder(), item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit dispute of m{target}")
-                        ui.flash("success", f"m{target} marked disputed.")
-                        ui.clear_later(f"audit-why-{item_id}")
+                        appstate.flash("success", f"m{target} marked disputed.")
+                        appstate.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                     if c3.button(
                         "Delete unit", key=f"audit-delete-{item_id}", disabled=not (reason.strip() and confirm)
                     ):
                         audit.delete(store, item_id, target, ui.who(), reason)
                         ui.access(view["item"]["case_id"], "change", f"audit deletion of m{target}")
-                        ui.flash("success", f"m{target} deleted.")
-                        ui.clear_later(f"audit-why-{item_id}")
+                        appstate.flash("success", f"m{target} deleted.")
+                        appstate.clear_later(f"audit-why-{item_id}")
                         st.rerun()
                 except StoreError as e:
                     st.error(ui.plain(str(e).splitlines()[0]))

@@ -4,6 +4,7 @@ import time
 
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.construction import build_events as ev
 from ftamem_core.governance import consent
@@ -36,11 +37,11 @@ if not allowed:
     )
     if ui.recorder() is None:  # the log says who recorded it, never a default name
         st.warning("Type your name in the sidebar first: consent is recorded with who recorded it.")
-    note = st.text_input("How and when was consent given?", key="build_consent_note")
+    note = st.text_input("How and when was consent given?", key=appstate.BUILD_CONSENT_NOTE)
     if st.button("Record consent granted", disabled=not note.strip() or ui.recorder() is None):
         consent.record(store, case_id, "granted", ui.recorder(), note)
         ui.access(case_id, "consent", "granted")
-        ui.clear_later("build_consent_note")  # the next record gives its own note
+        appstate.clear_later(appstate.BUILD_CONSENT_NOTE)  # the next record gives its own note
         st.rerun()
 
 col1, col2, col3, col4 = st.columns(4)
@@ -74,14 +75,14 @@ if left_turns and speed:
 
 def start(discard_by: str | None = None) -> None:
     if from_scratch and discard_by is None and human_corrections(store, case_id):
-        st.session_state["confirm-rebuild"] = True  # the dialog lists what would be discarded
+        appstate.put(appstate.CONFIRM_REBUILD, True)  # the dialog lists what would be discarded
         return
     try:
         builder = Builder(
             store, ui.llm(), ui.embedder(), settings.with_overrides(extraction={"coverage_pass": coverage})
         )
     except Exception as e:  # e.g. the model file or the server is missing
-        ui.flash("error", str(e).splitlines()[0])
+        appstate.flash("error", str(e).splitlines()[0])
         return
     ui.jobs().start(BuildJob(case_id, builder, segmentation, int(window), from_scratch, discard_corrections=discard_by))
     ui.access(case_id, "build", f"{segmentation}, W={int(window)}" + (", from scratch" if from_scratch else ""))
@@ -96,7 +97,7 @@ def discard_and_rebuild(reason: str) -> str:
 
 
 ui.confirm_dialog(
-    "confirm-rebuild",
+    appstate.CONFIRM_REBUILD,
     "Rebuild from scratch?",
     f"A rebuild from scratch deletes this case's memory and builds it again, so these "
     f"{len(corrections)} correction(s) made by hand would be lost (deleted units come back, edits are "

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.display import date, moment, number, rows, text, word
 from ftamem_core.governance.editing import human_corrections
@@ -69,28 +70,28 @@ def ingest(path: str, on_exists: str, sample: bool = False) -> None:
             consent_note="fictional sample case bundled with the app" if sample else "",
         )
     except (LoadError, StoreError) as e:
-        ui.flash("error", e)
+        appstate.flash("error", e)
         return
     except Exception as e:  # anything else: one line, nothing stored (ingest is one transaction)
-        ui.flash("error", f"could not load the file ({e.__class__.__name__})")
+        appstate.flash("error", f"could not load the file ({e.__class__.__name__})")
         return
-    ui.flash("success", ", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
+    appstate.flash("success", ", ".join(f"{cid}: {what}" for cid, what in outcome.items()))
     if outcome:
-        ui.choose_case(next(iter(outcome)))
+        appstate.choose_case(next(iter(outcome)))
 
 
 def ingest_upload() -> None:
-    upload = st.session_state.get("upload")
+    upload = appstate.get(appstate.UPLOAD)
     if upload is None:
-        ui.flash("warning", "Choose a file first.")
+        appstate.flash("warning", "Choose a file first.")
         return
     limit = ui.settings().input.max_upload_mb
     if upload.size > limit * 2**20:
-        ui.flash(
+        appstate.flash(
             "error", f"The file is {upload.size / 2**20:.1f} MB; the limit is {limit} MB (setting input.max_upload_mb)."
         )
         return
-    on_exists = st.session_state.get("on_exists", "refuse")
+    on_exists = appstate.get(appstate.ON_EXISTS, "refuse")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / upload_name(upload.name)
         path.write_bytes(upload.getvalue())
@@ -98,16 +99,16 @@ def ingest_upload() -> None:
             try:
                 stored = [d.case.id for d in load_file(path, max_mb=limit) if store.case_exists(d.case.id)]
             except LoadError as e:
-                ui.flash("error", e)
+                appstate.flash("error", e)
                 return
             if stored:
-                st.session_state["confirm-replace"] = {"name": upload.name, "data": upload.getvalue(), "ids": stored}
+                appstate.put(appstate.CONFIRM_REPLACE, {"name": upload.name, "data": upload.getvalue(), "ids": stored})
                 return
         ingest(str(path), on_exists)
 
 
 def replace_confirmed(reason: str) -> str:
-    pending = st.session_state.get("confirm-replace") or {}
+    pending = appstate.get(appstate.CONFIRM_REPLACE) or {}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / upload_name(pending["name"])
         path.write_bytes(pending["data"])
@@ -117,7 +118,7 @@ def replace_confirmed(reason: str) -> str:
 
 def _edited_rows() -> list[dict]:
     """The data editor's rows: its starting row with the edits and added rows applied."""
-    state = st.session_state.get("typed_editor", {})
+    state = appstate.get(appstate.TYPED_EDITOR, {})
     rows = [{"role": "user", "speaker": "", "timestamp": "", "text": ""}]
     for i, change in state.get("edited_rows", {}).items():
         rows[int(i)].update(change)
@@ -131,11 +132,11 @@ col1, col2 = st.columns(2)
 with col1:
     st.subheader("Load a file")
     st.file_uploader(
-        "LoCoMo, ES-MemEval, JSON/JSONL or text transcript", type=["json", "jsonl", "txt", "md"], key="upload"
+        "LoCoMo, ES-MemEval, JSON/JSONL or text transcript", type=["json", "jsonl", "txt", "md"], key=appstate.UPLOAD
     )
-    st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True, key="on_exists")
+    st.radio("If a case is already stored", ["refuse", "replace", "skip"], horizontal=True, key=appstate.ON_EXISTS)
     st.button("Load file", on_click=ingest_upload)
-    pending = st.session_state.get("confirm-replace")
+    pending = appstate.get(appstate.CONFIRM_REPLACE)
     if pending:
         lines = []
         for case_id in pending["ids"]:
@@ -144,7 +145,7 @@ with col1:
                 f"- {case_id}: {row['units']} units, {len(human_corrections(store, case_id))} correction(s) by hand"
             )
         ui.confirm_dialog(
-            "confirm-replace",
+            appstate.CONFIRM_REPLACE,
             "Replace the stored cases?",
             "Loading with 'replace' deletes these stored cases with everything built and corrected for "
             "them (memory units, links, corrections and their edit history) and loads them again from the "
@@ -161,10 +162,10 @@ with col2:
 
 def append_session(case_id: str, mode: str) -> None:
     """Button callback: append the typed or pasted session to the active case."""
-    when = st.session_state.get("new_session_time", "")
-    pasted = st.session_state.get("pasted", "")
+    when = appstate.get(appstate.NEW_SESSION_TIME, "")
+    pasted = appstate.get(appstate.PASTED, "")
     if mode == "paste" and len(pasted) > ui.settings().input.max_upload_mb * 2**20:
-        ui.flash(
+        appstate.flash(
             "error", f"The pasted text is over {ui.settings().input.max_upload_mb} MB (setting input.max_upload_mb)."
         )
         return
@@ -175,24 +176,24 @@ def append_session(case_id: str, mode: str) -> None:
             doc = session_from_rows(_edited_rows(), when, ui.settings().input.max_turn_chars)
         session = store.append_session(case_id, doc)
     except (LoadError, StoreError) as e:
-        ui.flash("error", e)
+        appstate.flash("error", e)
         return
     except Exception as e:  # anything else: one line, nothing stored
-        ui.flash("error", f"could not append the session ({e.__class__.__name__})")
+        appstate.flash("error", f"could not append the session ({e.__class__.__name__})")
         return
-    ui.flash("success", f"session {number(session.idx)} with {len(doc.turns)} turns appended to {case_id}")
+    appstate.flash("success", f"session {number(session.idx)} with {len(doc.turns)} turns appended to {case_id}")
 
 
 case_id = ui.active_case()
 if case_id:
     ui.access(case_id, "view", "cases page")
     with st.expander(ui.plain(f"Add a session to {case_id}")):
-        st.text_input("Session date and time", key="new_session_time", placeholder="2025-10-24 18:00")
+        st.text_input("Session date and time", key=appstate.NEW_SESSION_TIME, placeholder="2025-10-24 18:00")
         paste, typed = st.tabs(["Paste", "Turn by turn"])
         with paste:
             st.text_area(
                 "One turn per line: Speaker: text (a role in brackets, e.g. Dr. Lee [assistant]: …)",
-                key="pasted",
+                key=appstate.PASTED,
                 height=160,
             )
             st.button("Append pasted session", on_click=append_session, args=(case_id, "paste"))
@@ -202,7 +203,7 @@ if case_id:
             st.data_editor(
                 pd.DataFrame([{"role": "user", "speaker": "", "timestamp": "", "text": ""}]),
                 num_rows="dynamic",
-                key="typed_editor",
+                key=appstate.TYPED_EDITOR,
                 width="stretch",
                 column_config={"role": st.column_config.SelectboxColumn(options=["user", "assistant", "other"])},
             )

@@ -3,6 +3,7 @@
 import streamlit as st
 import streamlit.components.v1 as components
 
+import appstate
 import ui
 from ftamem_core.display import date, link as link_line, number, word
 from ftamem_core.governance.editing import add_link, delete_link, delete_unit, retype_link
@@ -60,25 +61,25 @@ with left:
         )
     )
     if st.button("Edit on the Memory page"):
-        st.session_state["unit_id"] = uid
+        appstate.show_unit(uid)
         st.switch_page("pages/memory.py")
     if not ui.named():
         st.warning("Type your name in the sidebar first: every change is recorded with who made it.")
     st.button(
         "Delete this unit",
         disabled=not ui.named(),
-        on_click=lambda: st.session_state.update({"confirm-graph-delete": uid}),
+        on_click=appstate.setter(appstate.CONFIRM_GRAPH_DELETE, uid),
     )
 
     def delete(reason: str) -> str:
-        unit_id = st.session_state["confirm-graph-delete"]  # the unit the button was pressed for
+        unit_id = appstate.get(appstate.CONFIRM_GRAPH_DELETE)  # the unit the button was pressed for
         delete_unit(store, case_id, unit_id, ui.who(), reason)
         ui.access(case_id, "change", f"deleted m{unit_id}")
         return f"m{unit_id} deleted."
 
     ui.confirm_dialog(
-        "confirm-graph-delete",
-        f"Delete m{st.session_state.get('confirm-graph-delete')}?",
+        appstate.CONFIRM_GRAPH_DELETE,
+        f"Delete m{appstate.get(appstate.CONFIRM_GRAPH_DELETE)}?",
         "This deletes the unit for good: its text, its vector, its links, the text of its history "
         "and the semantic and support entries built from it. Only who deleted it, when and why are kept.",
         delete,
@@ -103,7 +104,7 @@ with right:
         source = a.selectbox("Newer unit", ids, format_func=named)
         target = b.selectbox("Older unit", ids, format_func=named)
         relation = r.selectbox("Relation", [x for x in Relation.__args__ if x != "unknown"], format_func=word)
-        why = st.text_input("Reason", key="add-link-reason")
+        why = st.text_input("Reason", key=appstate.ADD_LINK_REASON)
         if st.form_submit_button("Add link", disabled=not ui.named()):
             try:
                 add_link(
@@ -113,10 +114,10 @@ with right:
                     ui.who(),
                     why,
                 )
-                ui.flash("success", f"{link_line(source, relation, target)} added")
-                ui.clear_later("add-link-reason")  # the next link gives its own reason
+                appstate.flash("success", f"{link_line(source, relation, target)} added")
+                appstate.clear_later(appstate.ADD_LINK_REASON)  # the next link gives its own reason
             except StoreError as e:
-                ui.flash("error", str(e))
+                appstate.flash("error", str(e))
             st.rerun()
     if links:
         with st.form("change-link"):
@@ -124,29 +125,29 @@ with right:
             relation = st.selectbox(
                 "New relation", [x for x in Relation.__args__ if x != "unknown"], key="retype", format_func=word
             )
-            why = st.text_input("Reason", key="link-reason")
+            why = st.text_input("Reason", key=appstate.LINK_REASON)
             if st.form_submit_button("Retype link", disabled=not ui.named()):
                 retype_link(store, case_id, lid, relation, ui.who(), why)
                 old = next(l for l in links if l.id == lid)
-                ui.flash("success", f"{link_line(old.source, relation, old.target)} (was {word(old.relation)})")
-                ui.clear_later("link-reason")
+                appstate.flash("success", f"{link_line(old.source, relation, old.target)} (was {word(old.relation)})")
+                appstate.clear_later(appstate.LINK_REASON)
                 st.rerun()
         chosen = st.selectbox("Link to delete", [l.id for l in links], key="graph-delete-link", format_func=link_named)
         st.button(
             "Delete link",
             disabled=not ui.named(),
-            on_click=lambda: st.session_state.update({"confirm-link-delete": chosen}),
+            on_click=appstate.setter(appstate.CONFIRM_LINK_DELETE, chosen),
         )
 
         def delete_chosen(reason: str) -> str:
-            link_id = st.session_state["confirm-link-delete"]  # the link the button was pressed for
+            link_id = appstate.get(appstate.CONFIRM_LINK_DELETE)  # the link the button was pressed for
             delete_link(store, case_id, link_id, ui.who(), reason)
             ui.access(case_id, "change", f"deleted link {link_id}")
             return f"{link_named(link_id)} deleted."
 
-        pending = st.session_state.get("confirm-link-delete")
+        pending = appstate.get(appstate.CONFIRM_LINK_DELETE)
         ui.confirm_dialog(
-            "confirm-link-delete",
+            appstate.CONFIRM_LINK_DELETE,
             f"Delete the link {link_named(pending)}?" if pending in {l.id for l in links} else "Delete the link?",
             "The link goes; both units stay. The history keeps who deleted it, when and why.",
             delete_chosen,

@@ -8,6 +8,7 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.retrieval import search
 from ftamem_core.display import NOTHING, ORIGINS, date, history_rows, number, origin, span, text, word
@@ -88,7 +89,7 @@ if f_text.strip():
             )
         )
         if st.button("Ask it on the Ask page"):
-            st.session_state["ask_question"] = f_text
+            appstate.put(appstate.ASK_QUESTION, f_text)
             st.switch_page("pages/ask.py")
         st.stop()
 made = Counter(u.origin for u in shown)
@@ -140,15 +141,14 @@ selection = picked.selection if picked is not None else {}
 rows = list(selection.get("rows", [])) or [cell[0] for cell in selection.get("cells", [])]
 # A row clicked now wins; a new search opens its best hit (not the card open before, even when
 # that one is among the hits); otherwise the unit asked for by the URL or another page, else the first.
-if rows and rows != st.session_state.get("_memory_rows") and rows[0] < len(ids):
-    st.session_state["unit_id"] = ids[rows[0]]
-    st.session_state["_scroll_to_card"] = True
-elif f_text.strip() and f_text != st.session_state.get("_memory_search"):
-    st.session_state["unit_id"] = ids[0]
-st.session_state["_memory_rows"] = rows
-st.session_state["_memory_search"] = f_text
-chosen = ui.chosen_unit()
-asked = st.session_state.get("unit_id") or st.query_params.get("unit")
+if rows and rows != appstate.get(appstate.MEMORY_ROWS) and rows[0] < len(ids):
+    appstate.show_unit(ids[rows[0]], scroll=True)
+elif f_text.strip() and f_text != appstate.get(appstate.MEMORY_SEARCH):
+    appstate.show_unit(ids[0])
+appstate.put(appstate.MEMORY_ROWS, rows)
+appstate.put(appstate.MEMORY_SEARCH, f_text)
+chosen = appstate.chosen_unit()
+asked = appstate.asked_unit()
 if asked is not None and chosen not in {u.id for u in units}:  # deleted, or never in this case
     st.warning(
         ui.plain(
@@ -158,12 +158,11 @@ if asked is not None and chosen not in {u.id for u in units}:  # deleted, or nev
     )
     st.stop()
 unit_id = chosen if chosen in ids else ids[0]
-st.session_state["unit_id"] = unit_id
-st.query_params["unit"] = str(unit_id)
+appstate.unit_to_url(unit_id)
 unit = store.get_unit(case_id, unit_id)
 
 st.subheader(f"m{unit.id}" + (f" · {state(unit)}" if state(unit) else ""), anchor="unit-card")
-if st.session_state.pop("_scroll_to_card", False):
+if appstate.take_scroll():
     ui.scroll_into_view("unit-card")
 left, right = st.columns(2)
 with left:
@@ -205,19 +204,19 @@ c2.button(
     "Dispute",
     key=f"dispute-{unit.id}",
     disabled=not ui.named() or unit.disputed,
-    on_click=lambda: st.session_state.update({"confirm-dispute": unit.id}),
+    on_click=appstate.setter(appstate.CONFIRM_DISPUTE, unit.id),
 )
 c3.button(
     "Archive",
     key=f"archive-{unit.id}",
     disabled=not ui.named() or unit.lifecycle_status == "archived",
-    on_click=lambda: st.session_state.update({"confirm-archive": unit.id}),
+    on_click=appstate.setter(appstate.CONFIRM_ARCHIVE, unit.id),
 )
 c4.button(
     "Delete",
     key=f"delete-{unit.id}",
     disabled=not ui.named(),
-    on_click=lambda: st.session_state.update({"confirm-delete": unit.id}),
+    on_click=appstate.setter(appstate.CONFIRM_DELETE, unit.id),
 )
 
 
@@ -235,13 +234,12 @@ def set_flag(changes: dict, what: str):
 def delete(reason: str) -> str:
     delete_unit(store, case_id, unit.id, ui.who(), reason)
     ui.access(case_id, "change", f"deleted m{unit.id}")
-    st.session_state.pop("unit_id", None)
-    st.query_params.pop("unit", None)
+    appstate.show_unit(None)
     return f"m{unit.id} deleted."
 
 
 ui.confirm_dialog(
-    "confirm-dispute",
+    appstate.CONFIRM_DISPUTE,
     f"Dispute m{unit.id}?",
     "A disputed unit stays for review but is left out of retrieval and packets, so it no longer "
     "shapes answers. You can clear the mark by editing it.",
@@ -249,7 +247,7 @@ ui.confirm_dialog(
     label="Dispute",
 )
 ui.confirm_dialog(
-    "confirm-archive",
+    appstate.CONFIRM_ARCHIVE,
     f"Archive m{unit.id}?",
     "An archived unit is left out of retrieval and packets (the Ask page can bring archived units "
     "back, marked). Its text, links and history are kept.",
@@ -257,7 +255,7 @@ ui.confirm_dialog(
     label="Archive",
 )
 ui.confirm_dialog(
-    "confirm-delete",
+    appstate.CONFIRM_DELETE,
     f"Delete m{unit.id}?",
     f"This deletes m{unit.id} for good: its text, its vector, its {len(links)} link(s), the text of "
     "its history and the semantic and support entries built from it. Only who deleted it, when and "
@@ -268,18 +266,18 @@ ui.confirm_dialog(
 
 # The version this tab's form shows is the one a save expects: read when the form's widgets are
 # created (not again on the run that saves), so another tab's save in between is refused, visibly.
-form = f"edit-{unit.id}-{st.session_state.get(f'form-nonce-{unit.id}', 0)}"
-if f"{form}-fact" not in st.session_state:
-    st.session_state[f"seen-{form}"] = unit.version
+form = appstate.edit_form(unit.id)
+if not appstate.form_drawn(form):
+    appstate.set_seen_version(form, unit.version)
 
 
 def reload_unit(unit_id: int) -> None:
     """A new form (fresh widgets from the stored unit) and the conflict dismissed."""
-    st.session_state[f"form-nonce-{unit_id}"] = st.session_state.get(f"form-nonce-{unit_id}", 0) + 1
-    st.session_state.pop("conflict", None)
+    appstate.renew_form(unit_id)
+    appstate.forget(appstate.CONFLICT)
 
 
-conflict = st.session_state.get("conflict")
+conflict = appstate.get(appstate.CONFLICT)
 if conflict and conflict["unit"] == unit.id:
     st.error(ui.plain(conflict["message"]))
     st.button("Load the saved version (your unsaved change is dropped)", on_click=reload_unit, args=(unit.id,))
@@ -373,22 +371,22 @@ def edit_form() -> None:
                 "disputed": disputed,
                 "fact.participants": [p.strip() for p in people.split(",") if p.strip()],
             }
-            st.session_state.pop("conflict", None)
-            seen = st.session_state[f"seen-{form}"]
+            appstate.forget(appstate.CONFLICT)
+            seen = appstate.seen_version(form)
             try:
                 saved = edit_unit(store, ui.embedder(), case_id, unit.id, changes, seen, ui.who(), reason)
-                st.session_state[f"seen-{form}"] = saved.version
+                appstate.set_seen_version(form, saved.version)
                 if saved.version == seen:
-                    ui.toast(f"Nothing changed in m{unit.id}.")
+                    appstate.toast(f"Nothing changed in m{unit.id}.")
                 else:
                     ui.access(case_id, "change", f"edited m{unit.id}")
-                    ui.toast(f"m{unit.id} saved.")
+                    appstate.toast(f"m{unit.id} saved.")
             except VersionConflict:
-                st.session_state["conflict"] = {"unit": unit.id, "message": conflict_message(unit.id)}
+                appstate.put(appstate.CONFLICT, {"unit": unit.id, "message": conflict_message(unit.id)})
             except (StoreError, ValueError) as e:
-                ui.flash("error", str(e).splitlines()[0])
+                appstate.flash("error", str(e).splitlines()[0])
             else:
-                ui.clear_later(f"{form}-reason")  # the next change gives its own reason
+                appstate.clear_later(f"{form}-reason")  # the next change gives its own reason
             st.rerun()
 
 

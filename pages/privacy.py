@@ -5,6 +5,7 @@ import json
 
 import streamlit as st
 
+import appstate
 import ui
 from ftamem_core.governance import auth, consent, privacy
 from ftamem_core.display import date, history_rows, moment, number, rows, word
@@ -31,30 +32,29 @@ if current["note"]:
 
 def record_consent(state: str) -> None:
     try:
-        consent.record(store, case_id, state, ui.recorder() or "", st.session_state.get("consent_note", ""))
+        consent.record(store, case_id, state, ui.recorder() or "", appstate.get(appstate.CONSENT_NOTE, ""))
         ui.access(case_id, "consent", state)
     except StoreError as e:
-        ui.flash("error", e)
+        appstate.flash("error", e)
         return
-    st.session_state["consent_note"] = (
-        ""  # the next change gives its own note (set in the callback: the browser's box empties too)
-    )
+    # the next change gives its own note (set in the callback: the browser's box empties too)
+    appstate.put(appstate.CONSENT_NOTE, "")
     if state == "withdrawn":
         job = ui.jobs().get(case_id)
         if job is not None and job.running:
             job.stop()  # the build also sees the withdrawal itself, from any process
-        ui.flash(
+        appstate.flash(
             "warning",
             "Consent withdrawn: no more memory is built for this case. Finished sessions are kept "
             "until you erase the case below.",
         )
     else:
-        ui.flash("success", "Consent recorded: memory may be built for this case.")
+        appstate.flash("success", "Consent recorded: memory may be built for this case.")
 
 
 if not ui.named():
     st.warning("Type your name in the sidebar first: consent, retention and deletions are recorded with who did them.")
-st.text_input("Note (how and where consent was given or withdrawn)", key="consent_note")
+st.text_input("Note (how and where consent was given or withdrawn)", key=appstate.CONSENT_NOTE)
 c1, c2 = st.columns(2)
 c1.button(
     "Record consent granted",
@@ -62,7 +62,7 @@ c1.button(
     args=("granted",),
     disabled=current["state"] == "granted"
     or ui.recorder() is None
-    or not st.session_state.get("consent_note", "").strip(),
+    or not appstate.get(appstate.CONSENT_NOTE, "").strip(),
     help="needs your name and a note",
 )
 c2.button(
@@ -109,9 +109,9 @@ def save_retention() -> None:
     try:
         privacy.set_retention(store, case_id, int(days) or None)
     except StoreError as e:
-        ui.flash("error", e)
+        appstate.flash("error", e)
         return
-    ui.flash("success", "Retention saved.")
+    appstate.flash("success", "Retention saved.")
 
 
 st.button("Save retention", on_click=save_retention, disabled=not ui.named())
@@ -127,18 +127,16 @@ st.caption(
 )
 if st.button("Prepare export"):
     ui.access(case_id, "export", "prepared in the app")
-    st.session_state["export"] = (
-        case_id,
-        json.dumps(privacy.export_case(store, case_id), ensure_ascii=False, indent=1).encode("utf-8"),
-    )
-prepared = st.session_state.get("export")
+    document = json.dumps(privacy.export_case(store, case_id), ensure_ascii=False, indent=1).encode("utf-8")
+    appstate.put(appstate.EXPORT, (case_id, document))
+prepared = appstate.get(appstate.EXPORT)
 if prepared and prepared[0] == case_id:
     st.download_button(
         "Download the export",
         prepared[1],
         file_name="case-export.json",
         mime="application/json",
-        on_click=lambda: st.session_state.pop("export", None),
+        on_click=lambda: appstate.forget(appstate.EXPORT),
     )
 
 st.subheader("Delete a session's memory")
@@ -151,19 +149,19 @@ if built:
     st.button(
         "Delete this session's memory",
         disabled=not ui.named(),
-        on_click=lambda: st.session_state.update({"confirm-session-delete": session.id}),
+        on_click=appstate.setter(appstate.CONFIRM_SESSION_DELETE, session.id),
     )
     in_session = [u for u in store.units(case_id, construction_status=None) if u.evidence.session_id == session.id]
 
     def delete_session(reason: str) -> str:
-        n = delete_session_memory(store, case_id, st.session_state["confirm-session-delete"], ui.who(), reason)
+        n = delete_session_memory(store, case_id, appstate.get(appstate.CONFIRM_SESSION_DELETE), ui.who(), reason)
         return (
             f"Session {number(pick)}: {n} units and what was derived from them deleted (its turns stay; a later build "
             "builds it again)."
         )
 
     ui.confirm_dialog(
-        "confirm-session-delete",
+        appstate.CONFIRM_SESSION_DELETE,
         f"Delete the memory of session {number(pick)}?",
         f"This deletes the {len(in_session)} units built from session {number(pick)} with their vectors, links, "
         "history text and the semantic and support entries built from them, corrections made by hand "
@@ -179,17 +177,16 @@ st.caption(
     "Erases the dialogue, memory, vectors, history, consent log and records of this case for good, "
     "and what this app holds of it in memory. Type the case id to confirm."
 )
-typed = st.text_input("Case id", key="erase_confirm")
-reason = st.text_input("Reason (kept in the erasure log, which holds no case id)", key="erase_reason")
+typed = st.text_input("Case id", key=appstate.ERASE_CONFIRM)
+reason = st.text_input("Reason (kept in the erasure log, which holds no case id)", key=appstate.ERASE_REASON)
 if st.button("Erase for good", type="primary", disabled=typed != case_id or not ui.named()):
     try:
         erased = privacy.erase_case(store, case_id, ui.who(), reason)
     except StoreError as e:
         st.error(ui.plain(e))
         st.stop()
-    for key in ("trace", "export", "erase_confirm", "erase_reason", "upload"):
-        st.session_state.pop(key, None)
-    ui.flash("success", f"Erased: {sum(erased.values())} rows and the case's index files.")
+    appstate.forget(appstate.TRACE, appstate.EXPORT, appstate.ERASE_CONFIRM, appstate.ERASE_REASON, appstate.UPLOAD)
+    appstate.flash("success", f"Erased: {sum(erased.values())} rows and the case's index files.")
     st.rerun()
 
 with st.expander("Edit history of this case"):

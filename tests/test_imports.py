@@ -119,7 +119,7 @@ def sql_uses(source: str) -> list[str]:
 
 def _outside_storage() -> list[Path]:
     modules = [p for p in PACKAGE.rglob("*.py") if STORAGE not in p.parents]
-    return modules + [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]
+    return modules + [ROOT / "app.py", ROOT / "ui.py", ROOT / "appstate.py", *sorted((ROOT / "pages").glob("*.py"))]
 
 
 def test_the_sql_check_finds_a_query_a_connection_and_sql_text():
@@ -134,3 +134,36 @@ def test_the_sql_check_finds_a_query_a_connection_and_sql_text():
 def test_no_sql_outside_storage():
     uses = {str(p.relative_to(ROOT)): sql_uses(p.read_text(encoding="utf-8")) for p in _outside_storage()}
     assert {path: found for path, found in uses.items() if found} == {}
+
+
+# The app's session and URL state is appstate.py's: app.py, ui.py and the pages read and write it
+# through appstate's named functions and key constants, never st.session_state or st.query_params.
+STATE = {"session_state", "query_params"}
+
+
+def state_uses(source: str) -> list[str]:
+    """Each direct use of the session's or the URL's state in a module's source, as "line: what"."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in STATE:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "streamlit":
+            found += [f"{node.lineno}: import {a.name}" for a in node.names if a.name in STATE]
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+            found += [f"{node.lineno}: getattr" for a in node.args if isinstance(a, ast.Constant) and a.value in STATE]
+    return found
+
+
+def test_the_state_check_finds_the_session_and_the_url():
+    assert state_uses('st.session_state["case_id"] = "x"') == ["1: .session_state"]
+    assert state_uses("case = st.query_params.get('case')") == ["1: .query_params"]
+    assert state_uses("from streamlit import session_state as s") == ["1: import session_state"]
+    assert state_uses("s = getattr(st, 'session_state')") == ["1: getattr"]
+    assert state_uses("appstate.put(appstate.CASE, 'x'); at.session_state_x") == []
+
+
+def test_only_appstate_touches_the_session_state():
+    app = [ROOT / "app.py", ROOT / "ui.py", *sorted((ROOT / "pages").glob("*.py"))]
+    uses = {str(p.relative_to(ROOT)): state_uses(p.read_text(encoding="utf-8")) for p in app}
+    assert {path: found for path, found in uses.items() if found} == {}
+    assert state_uses((ROOT / "appstate.py").read_text(encoding="utf-8"))  # the check sees where it is

@@ -74,7 +74,7 @@ with st.sidebar:
                     st.error(ui.plain(str(e).splitlines()[0] if str(e) else e.__class__.__name__))
     cfg = ui.llm_config()
     st.caption(ui.plain(f"Backend: {cfg.backend} · {cfg.model}" + (f" · {cfg.base_url}" if cfg.base_url else "")))
-    st.caption(f"Profile: {choice('profile', s.profile)}")
+    st.caption(ui.plain(f"Profile: {choice('profile', s.profile)}"))
     with st.expander("Settings in force"):
         # The backend in force is the one chosen here; keys and sign-in stay out of sight.
         in_force = s.model_copy(update={"llm": cfg})

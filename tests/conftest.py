@@ -102,3 +102,12 @@ def serve(command: list[str], health_url: str, timeout: float, **popen):
     yield proc
     proc.terminate()
     proc.wait(timeout=30)
+
+
+def serve_app(port: int, env: dict, timeout: float = 60):
+    """The app (scripts/app_server.py, headless) on 127.0.0.1:``port`` with ``env``, as ``serve``."""
+    import sys
+
+    command = [sys.executable, "scripts/app_server.py", "--server.address", "127.0.0.1"]
+    command += ["--server.port", str(port), "--server.headless", "true"]
+    yield from serve(command, f"http://127.0.0.1:{port}/_stcore/health", timeout, cwd=ROOT, env=env)

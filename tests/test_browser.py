@@ -10,7 +10,6 @@ connects nowhere else (tests/netguard), and saves a screenshot of every page und
 import json
 import os
 import shutil
-import sys
 import time
 
 import pytest
@@ -22,7 +21,7 @@ from ftamem_core.loaders import load_file
 from ftamem_core.models import SessionDocument, Session, Turn
 from ftamem_core.storage.store import Store
 
-from conftest import ROOT, SAMPLE, free_port, serve
+from conftest import ROOT, SAMPLE, free_port, serve_app
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 from test_pages import SCRIPT
 
@@ -104,25 +103,7 @@ def server(tmp_path_factory):
         "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
     }  # the script writes one unit a call
     url = f"http://127.0.0.1:{port}"
-    yield from (
-        (url, guard_log)
-        for _ in serve(
-            [
-                sys.executable,
-                "scripts/app_server.py",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-            ],
-            f"{url}/_stcore/health",
-            60,
-            cwd=ROOT,
-            env=env,
-        )
-    )
+    yield from ((url, guard_log) for _ in serve_app(port, env))
 
 
 @pytest.fixture(scope="module")

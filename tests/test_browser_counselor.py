@@ -7,7 +7,6 @@ field of the card edited with history; each save's own reason; no raw value wher
 import json
 import os
 import re
-import sys
 import time
 
 import pytest
@@ -19,7 +18,7 @@ from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.loaders import load_file
 from ftamem_core.storage.store import Store
 
-from conftest import ROOT, SAMPLE, free_port, serve
+from conftest import SAMPLE, free_port, serve_app
 from test_browser import SHOTS, _text, _wait, browser  # noqa: F401 - browser is a fixture
 from scripted import Pipeline
 from test_pages import SCRIPT
@@ -80,25 +79,7 @@ def server(tmp_path_factory):
         "FTAMEM_EXTRACTION_GROUND_FACTS": "false",
     }
     url = f"http://127.0.0.1:{port}"
-    yield from (
-        url
-        for _ in serve(
-            [
-                sys.executable,
-                "scripts/app_server.py",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-            ],
-            f"{url}/_stcore/health",
-            60,
-            cwd=ROOT,
-            env=env,
-        )
-    )
+    yield from (url for _ in serve_app(port, env))
 
 
 def _button(driver, label):
@@ -340,25 +321,7 @@ def said_server(tmp_path_factory):
         "FTAMEM_RETRIEVAL_PACKET_TOKEN_BUDGET": "400",
     }
     url = f"http://127.0.0.1:{port}"
-    yield from (
-        {"url": url, "db": db, **units}
-        for _ in serve(
-            [
-                sys.executable,
-                "scripts/app_server.py",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-            ],
-            f"{url}/_stcore/health",
-            60,
-            cwd=ROOT,
-            env=env,
-        )
-    )
+    yield from ({"url": url, "db": db, **units} for _ in serve_app(port, env))
 
 
 def _main(driver) -> str:

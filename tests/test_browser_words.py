@@ -5,7 +5,6 @@ Memory page's filter by how a unit was made, kept in the URL, with its counts an
 import json
 import os
 import re
-import sys
 import time
 
 import pytest
@@ -18,7 +17,7 @@ from ftamem_core.llm.embeddings import Embedder
 from ftamem_core.loaders import load_file
 from ftamem_core.storage.store import Store
 
-from conftest import ROOT, SAMPLE, free_port, serve
+from conftest import SAMPLE, free_port, serve_app
 from scripted import Pipeline
 from test_browser import SHOTS, _text, _wait, browser  # noqa: F401 - browser is a fixture
 from test_browser_counselor import SIZES, _box, _button, _fold_sidebar, _main, _open_sidebar
@@ -89,22 +88,7 @@ def words_server(request, tmp_path_factory):
     url = f"http://127.0.0.1:{port}"
     yield from (
         {"size": size, "url": url, "db": db, "link": (first, second), "corrected": model[0].id}
-        for _ in serve(
-            [
-                sys.executable,
-                "scripts/app_server.py",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--server.headless",
-                "true",
-            ],
-            f"{url}/_stcore/health",
-            60,
-            cwd=ROOT,
-            env=env,
-        )
+        for _ in serve_app(port, env)
     )
 
 

@@ -333,14 +333,14 @@ class ExtractionSettings(_Phase):
         "states or clearly shows and what its speaker intends; a unit whose own anchor is "
         "unknown (a copy of a turn always is) takes those of its speaker's turns",
     )
-    stated_feelings: bool = setting(
+    stated_anchors: bool = setting(
         True,
         build=True,
         paper=False,
         description="a unit "
-        "whose feeling or intention is unknown (a copy of a turn always is) takes those its "
-        'speaker states in its turns in their own words ("I felt ashamed", "I want to apply"; '
-        "English rules)",
+        "whose feeling, intention or time orientation is unknown (a copy of a turn always is) takes "
+        'those its speaker states in its turns in their own words ("I felt ashamed", "it was '
+        'magical", "I want to apply", "last week", "I\'m going to"; English rules)',
     )
     # Off: measured on LoCoMo conv-26 it lowered pointer recall.
     trim_spans: bool = setting(
@@ -390,14 +390,6 @@ class LinkingSettings(_Phase):
 
     link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
     link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
-    strict_links: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="(candidate, issue 39) the linking "
-        "prompt adds that looking alike is no relation, that followup_of and updates need "
-        "the new unit to report on the older one's event, and an unrelated pair's example",
-    )
     link_per_fragment: bool = setting(
         True,
         build=True,

@@ -40,14 +40,14 @@ def test_a_table_per_phase_in_the_toml_file(tmp_path):
     toml.write_text(
         "[input]\nmax_upload_mb = 5\n"
         "[extraction]\nground_facts = false\nfact_support = 0.6\n"
-        "[linking]\nstrict_links = true\n"
+        "[linking]\nlink_per_fragment = false\n"
         "[storage]\ndb_path = 'x.db'\n[storage.index]\nkind = 'flat'\n"
         "[governance]\nretention_days = 30\n[governance.auth]\nmax_failures = 3\n[governance.auth.users]\nana = 'h'\n"
         '[app.backends."GPU server"]\nbackend = "openai"\nbase_url = "http://gpu:8000/v1"\n'
     )
     s = load_settings(toml, environ={})
     assert s.input.max_upload_mb == 5 and s.extraction.ground_facts is False and s.extraction.fact_support == 0.6
-    assert s.linking.strict_links and s.storage.db_path == "x.db" and s.storage.index.kind == "flat"
+    assert not s.linking.link_per_fragment and s.storage.db_path == "x.db" and s.storage.index.kind == "flat"
     assert s.governance.retention_days == 30 and s.governance.auth.max_failures == 3
     assert s.governance.auth.users == {"ana": "h"} and s.app.backends["GPU server"].base_url == "http://gpu:8000/v1"
     # the other settings of a phase the file names keep their defaults
@@ -303,7 +303,7 @@ def test_the_eval_cache_key_moves_with_build_settings_only(tmp_path):
         {"construction": {"construction_max_tokens": 1000}},
         {"embedding": {"embedding_model": "other"}},
         {"extraction": {"fact_support": 0.6}},
-        {"linking": {"strict_links": True}},
+        {"linking": {"link_candidates": 3}},
         {"llm": {"model": "qwen2.5-0.5b"}},
     ):
         assert _tag(cfg, base.with_overrides(**change), "bws") != key, change
@@ -320,7 +320,7 @@ BEYOND_THE_PAPER = {
     "extraction.long_span_turns",
     "extraction.told_share",
     "extraction.ground_anchors",
-    "extraction.stated_feelings",
+    "extraction.stated_anchors",
     "longitudinal.ground_notes",
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",

@@ -297,7 +297,9 @@ def test_item10_settings_and_the_health_check_read_as_tables_and_sentences(app):
     at = open_page("pages/cases.py")
     settings = next(d.value for d in at.sidebar.dataframe if list(d.value.columns)[:2] == ["setting", "value"])
     assert len(settings) > 30 and "language model · model" in set(settings["setting"]) and not at.sidebar.json
-    assert any(c.value.replace("\\", "").startswith("Profile: small model (the paper's method") for c in at.sidebar.caption)
+    assert any(
+        c.value.replace("\\", "").startswith("Profile: small model (the paper's method") for c in at.sidebar.caption
+    )
     assert not any(v in ("None", "") for v in settings["value"])  # nothing as "—"
     next(b for b in at.sidebar.button if b.label == "Health check").click().run()
     assert not at.exception, at.exception
@@ -479,7 +481,7 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
                 "ground_facts": False,
                 "turns_per_unit": 0,
                 "verbatim_within_spans": False,
-                "stated_feelings": False,  # every unit keeps an unknown anchor for the pages to show
+                "stated_anchors": False,  # every unit keeps an unknown anchor for the pages to show
             },
         ),
     ).build("sample-daniel")

@@ -155,16 +155,11 @@ def test_without_the_setting_the_build_is_the_papers(store):
     assert all(a.emotion_or_state == "unknown" for a in units.values())
 
 
-def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_only_when_on(store):
-    plain, strict = load_prompt("linking"), load_prompt("linking", options=frozenset({"strict_links"}))
-    assert "Looking alike is not a relation" not in plain.user and "=== " not in plain.user
-    assert (
-        "Looking alike is not a relation" in strict.user and '"memory_id": "m12", "relation": "unknown"' in strict.user
-    )
+def test_the_linking_prompt_asks_for_related_pairs_only_and_a_reply_without_entries_stores_no_link(store):
+    """The paper: one update per related candidate neighbour; a pair that only looks alike gets none."""
     seen = []
     pipeline = Pipeline(seg_size=3)
-    linking = pipeline.linking
-    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or linking(messages)
+    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or {"memory_updates": []}
     pipeline.extraction = lambda messages: {
         "memory_units": [
             unit(
@@ -182,10 +177,12 @@ def test_strict_links_adds_its_rule_and_unrelated_example_to_the_linking_prompt_
     store.ingest([doc])
     consent.record(store, "l", "granted", "test", "scripted case")
     settings = load_settings(environ={}).with_overrides(
-        linking={"strict_links": True, "link_threshold": 0.0}, extraction={"turns_per_unit": 0}
+        linking={"link_threshold": 0.0}, extraction={"turns_per_unit": 0}
     )
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
-    assert seen and all("Looking alike is not a relation" in text for text in seen)
+    assert seen and all("Give an entry only for a pair that is related" in text for text in seen)
+    assert all('{"memory_updates": []}' in text for text in seen)
+    assert store.links("l") == []
 
 
 @pytest.mark.parametrize("status", ["complete", "partial"])

@@ -39,6 +39,7 @@ from .extraction import (
     turn_anchors,
     uncovered,
     verbatim_units,
+    with_stated_time,
     with_turn_anchors,
 )
 from .extraction import reply_model as extraction_reply
@@ -387,13 +388,18 @@ class Builder:
         # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
         # clearly shows need not repeat its words.
         anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
-        if s.extraction.stated_feelings:  # the person's own words where the model wrote none
+        if s.extraction.stated_anchors:  # the person's own words where the model wrote none
             anchors = merged_anchors(anchors, stated_anchors(fragment.turns, self._speakers))
+
+        def with_anchors(u):
+            u = with_turn_anchors(u, anchors, fragment.turns)
+            return with_stated_time(u, fragment.turns, self._speakers) if s.extraction.stated_anchors else u
 
         # A unit fused from an earlier session's partial belongs to this session (and goes with it).
         def here(u):
-            moved = u.model_copy(update={"evidence": u.evidence.model_copy(update={"session_id": fragment.session_id})})
-            return with_turn_anchors(moved, anchors, fragment.turns)
+            return with_anchors(
+                u.model_copy(update={"evidence": u.evidence.model_copy(update={"session_id": fragment.session_id})})
+            )
 
         for partial, candidate, fused in result.fusions:
             report.fusions += 1
@@ -415,7 +421,7 @@ class Builder:
             if self.settings.extraction.verbatim_fallback
             else []
         )
-        extra = [with_turn_anchors(u, anchors, fragment.turns) for u in extra]
+        extra = [with_anchors(u) for u in extra]
         if extra:
             self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # a reply's own turn
         if finalised or extra:
@@ -500,8 +506,7 @@ class Builder:
         if not pairs:
             return  # no neighbour passes the threshold: no call
         new = [u for u in units if u.id in pairs]
-        options = frozenset({"strict_links"} if self.settings.linking.strict_links else ())
-        messages = load_prompt("linking", options=options).messages(**render_links(new, pairs))
+        messages = load_prompt("linking").messages(**render_links(new, pairs))
         reply, _ = self.llm.structured(
             "linking",
             messages,

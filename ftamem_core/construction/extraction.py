@@ -33,6 +33,7 @@ from .repairs.grounding import (
     anchored,
     best_turn,
     carrying_turns,
+    cheer,
     first_person,
     normalised,
     refers_back,
@@ -42,7 +43,7 @@ from .repairs.grounding import (
     to_listener,
 )
 from ..loaders.locomo import without_caption
-from ..text import english_feelings
+from ..text import english_feelings, english_time
 from ..models import (
     AffectAnchor,
     Completion,
@@ -288,7 +289,7 @@ def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, A
 
 def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
     """The feelings and intentions the people state about themselves, per turn index (setting
-    ``stated_feelings``; English rules in ``text.english_feelings``). The assistant's words and
+    ``stated_anchors``; English rules in ``text.english_feelings``). The assistant's words and
     sentences about the listener are not the person's feelings."""
     out = {}
     for turn in turns:
@@ -333,13 +334,35 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
     return unit.model_copy(update={"affect": unit.affect.model_copy(update=update)}) if update else unit
 
 
+def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
+    """A unit whose time orientation is unknown (a copy of a turn always is) takes the one its
+    people's statements in its span tell (setting ``stated_anchors``; English rules in
+    ``text.english_time``)."""
+    if unit.time.time_orientation != "unknown":
+        return unit
+    span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
+    own = [t for t in span if t.speaker in unit.fact.participants] or span
+    said = " ".join(statements(t.text, [n for n in names if n != t.speaker]) for t in own)
+    told = english_time.orientation(said) if said.strip() else "unknown"
+    return (
+        unit
+        if told == "unknown"
+        else unit.model_copy(update={"time": unit.time.model_copy(update={"time_orientation": told})})
+    )
+
+
 def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:
     """What a turn says of its speaker: without questions, small talk and sentences about the
     listener: in the second person, or addressing one of ``listeners`` by name, without "I".
     "Wow, Jon! That's great. What kinda jobs are you thinking of? You'll do great. I'm applying
     at the bank." keeps "I'm applying at the bank."; "Wow, Jon, that playground looks cool!" is
-    about Jon's playground, and "I'm so proud of you!" is about Jon's news."""
-    return " ".join(s for s in saying(text) if not to_listener(s, listeners) and not english_feelings.listeners_news(s))
+    about Jon's playground, "I'm so proud of you!" is about Jon's news, and "Let's keep going!"
+    only cheers Jon on."""
+    return " ".join(
+        s
+        for s in saying(text)
+        if not to_listener(s, listeners) and not english_feelings.listeners_news(s) and not cheer(s)
+    )
 
 
 def verbatim_units(

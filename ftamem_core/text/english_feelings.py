@@ -4,7 +4,7 @@ A person in a support conversation names a feeling in a word or two ("I felt ash
 weekend", "I'm torn", "it calms me") and a plan in a short clause ("I want to apply at the
 bank"). The 1.5B leaves nearly all of them out of its units (0 of 19 on a grief case), and a copy
 of a turn has no anchors at all. These rules read them from the speaker's first-person
-statements (setting ``stated_feelings``): the words are the speaker's, so an anchor can be
+statements (setting ``stated_anchors``): the words are the speaker's, so an anchor can be
 wrong only about the words around it (a negation is kept: "not happy"), never invented.
 
 Only first-person statements count: "you seem sad" is the listener's reading, not a feeling the
@@ -21,17 +21,17 @@ import re
 # "how are you"); "good" and "better" count after another feeling ("sad but good").
 FEELINGS = frozenset(
     """
-    afraid agitated alarmed alone angry annoyed anxious apprehensive ashamed awful awkward bad
-    betrayed bitter blessed bored broken bummed burned burnt calm calmer comfortable concerned
-    confident confused content crushed curious defeated dejected delighted depressed desperate
+    afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awful awkward bad
+    betrayed bitter blessed bored broken bummed burned burnt busy calm calmer comfortable concerned
+    confident confused content crushed curious defeated dejected delighted depressed desperate determined
     devastated disappointed discouraged disgusted disheartened distraught down drained eager
     ecstatic embarrassed emotional empty energized enraged envious exasperated excited exhausted
     fearful fed frightened frustrated fulfilled furious glad gloomy grateful grieving guilty
-    happy heartbroken helpless hopeful hopeless horrible humiliated hurt impatient insecure
-    inspired irritated isolated jealous joyful lighter lonely lost loved low mad miserable motivated
-    nervous numb optimistic overjoyed overwhelmed panicked panicky paranoid peaceful pessimistic
-    proud rejected relaxed relieved resentful restless sad safe satisfied scared shaken shocked
-    shy sick stressed stuck surprised tense terrible terrified thankful thrilled tired torn
+    happy heartbroken helpless homesick honored hopeful hopeless horrible humbled humiliated hurt impatient insecure
+    inspired irritated isolated jealous joyful lighter lonely lost loved low lucky mad miserable motivated
+    nervous nostalgic numb optimistic overjoyed overwhelmed panicked panicky paranoid passionate peaceful
+    pessimistic powerful proud psyched pumped rejected relaxed relieved resentful restless sad safe satisfied scared shaken shocked
+    shy sick stoked stressed stuck surprised swamped tense terrible terrified thankful thrilled tired torn
     touched troubled uncomfortable uneasy unhappy unmotivated unsafe upset useless valued
     vulnerable weak weird worried worthless
     """.split()
@@ -47,6 +47,10 @@ _CAUSED = {
     "frightens": "frightened",
     "frustrates": "frustrated",
     "hurts": "hurt",
+    "inspires": "inspired",
+    "motivates": "motivated",
+    "energizes": "energized",
+    "drains": "drained",
     "relaxes": "relaxed",
     "saddens": "sad",
     "scares": "scared",
@@ -85,10 +89,45 @@ ANSWER_WORDS = 6
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
 _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
+# feelings told in a phrase ("I'm over the moon", "I was blown away")
+_PHRASES = "over the moon|on cloud nine|in awe|blown away|fired up|at peace|worn out|freaked out|a mess|a wreck|on edge"
+_PHRASE = re.compile(rf"(?:{_SELF})\s+(?:{_MODIFIERS}\s+)*(?P<p>{_PHRASES})\b", re.IGNORECASE)
+# What a person says an experience of theirs was like ("It was magical", "it's been tough"): the
+# words that judge it. Told in the past, it is their experience; in the present ("that's great")
+# it is often a reaction to the listener's news, so it counts only beside their own "I", "my" or "we".
+APPRAISALS = frozenset(
+    """
+    amazing awesome beautiful bittersweet brutal bumpy calming challenging cool crazy difficult
+    draining emotional empowering epic exciting exhausting eye-opening fantastic freeing frustrating
+    fun great hard healing heartbreaking horrible humbling incredible insane inspiring intense
+    liberating life-changing lonely magical meaningful memorable motivating nerve-wracking
+    overwhelming painful peaceful powerful refreshing relaxing rewarding rough sad scary special
+    stressful surreal terrible thought-provoking thrilling tiring tough unforgettable unreal wild
+    wonderful
+    """.split()
+)
+_JUDGED = r"(?:it|that|this|which|everything)"
+_APPRAISAL = re.compile(
+    rf"\b{_JUDGED}(?P<tense>\s+was|\s+were|\s+felt|'s been|\s+has been|\s+had been|'s|\s+is|\s+feels)"
+    rf"\s+(?:{_MODIFIERS}\s+)*(?:(?P<article>a|an)\s+(?:{_MODIFIERS}\s+)*)?(?P<a>[a-z][a-z-]*)"
+    rf"(?(article)\s+(?P<noun>[a-z]+))?(?:\s+(?:and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z][a-z-]*))?",
+    re.IGNORECASE,
+)
+_OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
+# "I love helping the community": what the person loves or enjoys, in their words
+_LOVE = re.compile(
+    r"\bI(?:\s+(?:really|just|also|truly|absolutely))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
+    re.I,
+)
+LOVED_WORDS = 6
 
 _INTENT = re.compile(
-    r"\bi(?:'m| am)? ?(?P<how>going to|gonna|planning to|planning on|hoping to|plan to|want to|wanna|intend to|"
-    r"hope to|would like to|'d like to|will|'ll|'m thinking of|'m thinking about|am thinking of|am thinking about)"
+    r"(?:\bi(?:'m| am)? ?(?P<how>going to|gonna|planning to|planning on|hoping to|plan to|want to|wanna|intend to|"
+    r"hope to|would like to|'d like to|'d love to|will|'ll|'m thinking of|'m thinking about|am thinking of|am thinking about)"
+    # "we" plans only in words that say so ("we'll get through this" is encouragement)
+    r"|\bwe(?:'re| are)? (?P<we>planning to|planning on|plan to|going to|gonna|hoping to|thinking of|thinking about)"
+    r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to)"
+    r"|\b(?P<wait>can't wait to|cannot wait to|looking forward to))"
     r"\s+(?P<what>[^.,;:!?()\"]+)",
     re.IGNORECASE,
 )
@@ -144,7 +183,40 @@ def feelings(statement: str) -> list[str]:
                 f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
             )
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
+    out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
+    out += appraisals(statement) + loves(statement)
     return list(dict.fromkeys(out))
+
+
+def appraisals(statement: str) -> list[str]:
+    """What the speaker says an experience was like, in their words: "it was magical", "it's been
+    tough", "it was an awesome feeling"; a present judgement only in a sentence that is about them
+    ("It's special to me"; "That's great!" answers the listener)."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+", statement.replace("\u2019", "'").strip()):
+        for m in _APPRAISAL.finditer(sentence):
+            a, b = m.group("a").lower(), (m.group("b") or "").lower()
+            if a not in APPRAISALS:
+                continue
+            present = m.group("tense").strip().lower() in ("'s", "is", "feels")
+            if present and not _OWN.search(sentence):
+                continue
+            end = m.end() if b in APPRAISALS else m.end("noun") if m.group("noun") else m.end("a")
+            out.append(re.sub(r"\s+", " ", sentence[m.start() : end]).lower())
+    return out
+
+
+def loves(statement: str) -> list[str]:
+    """What the speaker says they love, enjoy, hate or miss ("love helping the community"), at most
+    ``LOVED_WORDS`` words, cut at the next clause."""
+    out = []
+    for m in _LOVE.finditer(statement.replace("\u2019", "'")):
+        words = m.group("what").split()
+        ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS - {"and", "or"}]
+        words = words[: ends[0]] if ends else words
+        if words and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
+            out.append(f"{m.group('v').lower()} {' '.join(words[:LOVED_WORDS])}")
+    return out
 
 
 def listeners_news(sentence: str) -> bool:
@@ -173,7 +245,7 @@ def intentions(statement: str) -> list[str]:
         words = _HEDGES.sub("", m.group("what").strip()).split()
         ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS]
         what = " ".join(words[: ends[0]] if ends else words)
-        if m.group("how").lower() == "going to" and _PLACE.match(what):
+        if (m.group("how") or m.group("we") or m.group("bare") or "").lower() == "going to" and _PLACE.match(what):
             what = f"go to {what}"
         words = what.split()
         if (

@@ -297,6 +297,24 @@ def small_talk(sentence: str) -> bool:
     return all(w in _PHATIC for w in rest)
 
 
+# Encouragement, and reactions to what the listener shows or tells: "Let's keep going!", "Keep it
+# up!", "We got this!", "Wow, they look great!", "It must have been great to be involved."
+_CHEER = re.compile(
+    r"^(?:(?:wow|whoa|woah|oh|ooh|yeah|yes|yep|aww|haha|well|and|so|but|ok|okay|hey)\b[,!.]?\s+)*"
+    r"(?:let's|let us|keep (?:it up|going|pushing|at it|up the)|stay (?:positive|motivated|strong)|hang in|push through|"
+    r"don't give up|never give up|go for it|way to go|we got this|we've got this|we can do (?:it|this)|"
+    r"we'll (?:make it|get through)|cherish|good luck|what an?\b|"
+    r"(?:it|that|this|they|those|these|she|he) (?:look|looks|sound|sounds|must)\b|looks\b|sounds\b|must have been\b)",
+    re.IGNORECASE,
+)
+
+
+def cheer(sentence: str) -> bool:
+    """Whether a sentence, without "I", only encourages the listener or reacts to what they showed
+    or told; the speaker's own news is no cheer ("Let's go, I start tomorrow" has "I")."""
+    return not first_person(sentence) and bool(_CHEER.match(sentence.strip()))
+
+
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)
 
 

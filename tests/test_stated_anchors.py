@@ -1,5 +1,5 @@
-"""Setting stated_feelings (candidate, issue 39): a unit without a feeling or an intention takes
-those its speaker states about themselves in their own words (English rules)."""
+"""Setting stated_anchors (issue 39): a unit without a feeling, an intention or a time orientation
+takes those its speaker states about themselves in their own words (English rules)."""
 
 import pytest
 
@@ -9,6 +9,7 @@ from ftamem_core.construction.extraction import merged_anchors, stated_anchors
 from ftamem_core.governance import consent
 from ftamem_core.models import AffectAnchor, Case, CaseDocument, Session, SessionDocument, Turn
 from ftamem_core.text.english_feelings import feelings, intentions
+from ftamem_core.text.english_time import orientation
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
@@ -28,6 +29,15 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Guilty at first, honestly. But relieved.", ["guilty", "relieved"]),  # answers to "how did it feel?"
         ("Sad but lighter. The night calls have stopped.", ["sad but lighter"]),
         ("Lighter. I still get anxious before my shifts.", ["anxious", "lighter"]),
+        ("I'm so stoked about it.", ["stoked"]),
+        ("I'm over the moon because the wholesaler said yes.", ["over the moon"]),
+        # what an experience of theirs was like, in their words
+        ("I went to the support group yesterday and it was so powerful.", ["it was so powerful"]),
+        ("It was an awesome feeling of accomplishment!", ["it was an awesome feeling"]),
+        ("It's been bumpy, but I'm determined.", ["determined", "it's been bumpy"]),
+        ("I painted that lake last year. It's special to me.", ["it's special"]),
+        ("I love helping the community, it matters.", ["love helping the community"]),
+        ("Walking by the sea inspires me.", ["inspired"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -47,6 +57,10 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "She was angry.",  # about someone else
         "Lost my job last week.",  # a verb, not an answer
         "Happy birthday!",
+        "Wow, that's great!",  # a present judgement without "I": the listener's news
+        "That must've been amazing for the kids.",
+        "It looks awesome!",
+        "I love your idea.",
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -64,10 +78,35 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("I'll definitely check it out!", []),  # an answer to a tip, about "it"
         ("I will not be able to pay my bills.", []),  # a fear, not a plan
         ("I want to say thanks.", []),
+        ("We're thinking about going camping next month.", ["going camping next month"]),
+        ("We'll get through this!", []),  # encouragement, not a plan
+        ("Gonna continue my studies and look at careers.", ["continue my studies"]),
+        ("I'm looking forward to trying out new flavors.", ["trying out new flavors"]),
+        ("Can't wait to see them on stage!", []),  # about "them"
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
     assert intentions(said) == plans
+
+
+@pytest.mark.parametrize(
+    "said, told",
+    [
+        ("I went to a support group yesterday.", "past"),
+        ("Just got back from a road trip, it was fun!", "past"),
+        ("I used to compete in dance shows.", "past"),
+        ("I'm going to apply at the bank next month.", "future"),
+        ("We'll go camping soon.", "future"),
+        ("I'm starting a dance studio.", "present"),
+        ("Family is everything.", "present"),
+        ("Lost my job yesterday, so I'm gonna start my own business.", "mixed"),
+        ("I painted it last year and I'm hoping to sell it.", "mixed"),
+        ("I went there and I'm so happy.", "past"),  # a feeling about the event is no second time
+        ("Wow!", "unknown"),
+    ],
+)
+def test_the_time_a_statement_tells_of_is_read_from_its_tense_and_time_words(said, told):
+    assert orientation(said) == told
 
 
 TURNS = [
@@ -114,21 +153,26 @@ def _build(store, on: bool):
         }
 
     pipeline.extraction = extraction
-    settings = load_settings(environ={}).with_overrides(extraction={"stated_feelings": on})
+    settings = load_settings(environ={}).with_overrides(extraction={"stated_anchors": on})
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("g")
-    return {u.fact.text: u.affect for u in store.units("g")}
+    return {u.fact.text: u for u in store.units("g")}
 
 
 def test_a_build_with_the_setting_gives_the_model_unit_and_the_copy_the_stated_anchors(store):
     units = _build(store, on=True)
-    assert units["Omar's grandmother died two days ago."].emotion_or_state == "numb and lost"
-    copy = next(a for text, a in units.items() if "grave" in text)
-    assert copy.intention_or_plan == "visit her grave on Sunday with my brother"
+    assert units["Omar's grandmother died two days ago."].affect.emotion_or_state == "numb and lost"
+    copy = next(u for text, u in units.items() if "grave" in text)
+    assert copy.affect.intention_or_plan == "visit her grave on Sunday with my brother"
+    assert copy.time.time_orientation == "future"  # "I want to visit", "on Sunday"
 
 
 def test_without_the_setting_no_unit_takes_them(store):
     units = _build(store, on=False)
-    assert all(a.emotion_or_state == "unknown" and a.intention_or_plan == "unknown" for a in units.values())
+    assert all(
+        u.affect.emotion_or_state == "unknown" and u.affect.intention_or_plan == "unknown" for u in units.values()
+    )
+    copy = next(u for text, u in units.items() if "grave" in text)
+    assert copy.time.time_orientation == "unknown"
 
 
 @pytest.mark.parametrize(
@@ -148,3 +192,20 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
 
     assert listeners_news(sentence) is news
     assert (statements(sentence) == "") is news  # a copy of the turn leaves it out
+
+
+@pytest.mark.parametrize(
+    "turn, kept",
+    [
+        ("Let's keep going and chase our dreams! We got this!", ""),
+        ("Wow, they look great! Keep it up!", ""),
+        ("It must have been great to be involved.", ""),
+        ("Stay motivated and keep going.", ""),
+        ("Let's keep going. I start my new job tomorrow.", "I start my new job tomorrow."),
+        ("Looks like I'll be moving in May.", "Looks like I'll be moving in May."),  # their own news
+    ],
+)
+def test_a_copy_leaves_out_encouragement_and_reactions_to_the_listener(turn, kept):
+    from ftamem_core.construction.extraction import statements
+
+    assert statements(turn, ["Jon"]) == kept

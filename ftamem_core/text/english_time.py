@@ -1,0 +1,82 @@
+"""English: whether a speaker's statement tells of the past, the present or the future.
+
+A copy of a turn has no time orientation (the model wrote none), and a counselor reading "Maya
+told Sam: ..." must still see whether it happened, is going on or is planned. The tense and the
+time words of the speaker's own statement say it (setting ``extraction.stated_anchors``): a past
+verb after its subject ("I went", "we played") or "last week"; "I'm going to", "next month";
+"I'm starting", "these days". Two of these at once is "mixed"; none, with a verb in the present
+tense ("Family is everything"), is "present"; nothing to tell by is "unknown".
+
+A feeling in the present ("I'm so happy") is how the person feels about the event, not when it
+was, so it does not make a past event mixed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..models import TimeOrientation
+
+_IRREGULAR = (
+    "was|were|had|did|went|got|made|took|saw|came|found|gave|told|said|felt|thought|bought|left|met|"
+    "began|won|lost|ran|wrote|brought|kept|spent|sold|heard|knew|became|chose|ate|drove|flew|fell|"
+    "sat|stood|taught|caught|held|built|paid|sent|drew|sang|swam|rode|broke|forgot|threw|wore|"
+    "woke|hung|led|lent|quit|shot|slept|spoke|stole|tore|understood|won|put|read|let|hit|cut"
+)
+# "-ed" words that are no past verb
+_NOT_PAST = frozenset("need feed seed speed indeed bleed breed exceed succeed proceed weed bed red shed".split())
+_SUBJECT = r"(?:\bi|\bwe|\bhe|\bshe|\bthey|\bmy \w+|\bour \w+)"
+_ADVERB = r"(?:\s+(?:just|finally|also|recently|really|even|actually|already|first|once|never|then|totally|all))*"
+_PAST_VERB = re.compile(rf"{_SUBJECT}{_ADVERB}\s+(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
+# a past told without its subject: "Just got back from a trip", "Lost my job yesterday"
+_BARE_PAST = re.compile(rf"(?:^|[.!?]\s+)(?:just\s+|finally\s+|recently\s+)?(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
+_PERFECT = re.compile(rf"{_SUBJECT}(?:'ve| have|'d| had){_ADVERB}\s+(?P<v>[a-z]+)\b", re.I)
+_PAST_WORDS = re.compile(
+    r"\b(?:yesterday|last (?:week|month|year|night|weekend|summer|winter|spring|fall|time|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+    r"|ago|earlier today|the other day|used to|back then|when i was|growing up)\b",
+    re.I,
+)
+_FUTURE = re.compile(
+    r"\b(?:will|won't|gonna|going to|plan to|planning to|planning on|hope to|hoping to|want to|wanna|intend to|"
+    r"'d like to|'d love to|can't wait|looking forward|tomorrow|tonight|soon|someday|one day|"
+    r"next (?:week|month|year|weekend|summer|winter|spring|fall|time|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
+    r"|(?<=[a-z])'ll\b",
+    re.I,
+)
+# going on now: "I'm starting", "we're looking", "these days", "I've been painting"
+_ONGOING = re.compile(
+    rf"{_SUBJECT}(?:'m| am|'re| are|'ve been| have been|'s been| has been)(?:\s+(?:still|currently|now|really|just|also))*"
+    r"\s+(?!going to\b)[a-z]+ing\b|\b(?:these days|currently|nowadays|right now|at the moment|lately)\b",
+    re.I,
+)
+_PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|'s|do|does|have|has|love|like|enjoy|feel|need|think|know)\b", re.I)
+
+
+def _past(statement: str) -> bool:
+    if _PAST_WORDS.search(statement):
+        return True
+    for pattern in (_PAST_VERB, _BARE_PAST):
+        for m in pattern.finditer(statement):
+            if m.group("v").lower() not in _NOT_PAST:
+                return True
+    # "I've finished", "we've done": a perfect tells of something done; "I've been ..." does not
+    return any(m.group("v").lower() != "been" and m.group("v").lower() != "got" for m in _PERFECT.finditer(statement))
+
+
+def orientation(statement: str) -> TimeOrientation:
+    """Past, present, future, mixed (two of them) or unknown for a speaker's statement."""
+    statement = statement.replace("\u2019", "'")
+    told = [
+        name
+        for name, found in (
+            ("past", _past(statement)),
+            ("future", bool(_FUTURE.search(statement))),
+            ("present", bool(_ONGOING.search(statement))),
+        )
+        if found
+    ]
+    if len(told) > 1:
+        return "mixed"
+    if told:
+        return told[0]  # type: ignore[return-value]
+    return "present" if _PRESENT.search(statement) else "unknown"

@@ -25,7 +25,8 @@ _IRREGULAR = (
 )
 # "-ed" words that are no past verb
 _NOT_PAST = frozenset("need feed seed speed indeed bleed breed exceed succeed proceed weed bed red shed".split())
-_SUBJECT = r"(?:\bi|\bwe|\bhe|\bshe|\bthey|\bmy \w+|\bour \w+)"
+# who did it: a pronoun, "my sister", "the curtains", or a name ("Dad moved", "Lena agreed")
+_SUBJECT = r"(?:\bi|\bwe|\bhe|\bshe|\bthey|\b(?:my|our|his|her|their|the) \w+|(?-i:\b[A-Z][a-z]+))"
 _ADVERB = r"(?:\s+(?:just|finally|also|recently|really|even|actually|already|first|once|never|then|totally|all))*"
 _PAST_VERB = re.compile(rf"{_SUBJECT}{_ADVERB}\s+(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
 # a past told without its subject: "Just got back from a trip", "Lost my job yesterday"
@@ -46,10 +47,13 @@ _FUTURE = re.compile(
 # going on now: "I'm starting", "we're looking", "these days", "I've been painting"
 _ONGOING = re.compile(
     rf"{_SUBJECT}(?:'m| am|'re| are|'ve been| have been|'s been| has been)(?:\s+(?:still|currently|now|really|just|also))*"
-    r"\s+(?!going to\b)[a-z]+ing\b|\b(?:these days|currently|nowadays|right now|at the moment|lately)\b",
+    r"\s+(?!going to\b)[a-z]+ing\b|\b(?:these days|currently|nowadays|now|at the moment|lately)\b",
     re.I,
 )
-_PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|'s|do|does|have|has|love|like|enjoy|feel|need|think|know)\b", re.I)
+_PRESENT = re.compile(
+    r"\b(?:am|is|are|'m|'re|'s|do|does|don't|have|has|love|like|enjoy|feel|need|think|know|get|go|work|live|take|keep|want)\b",
+    re.I,
+)
 
 
 def _past(statement: str) -> bool:

@@ -324,15 +324,6 @@ class ExtractionSettings(_Phase):
         description="feeling, intention, relations and "
         "summary sharing no content word with the evidence become unknown",
     )
-    turn_anchors: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="(candidate, issue 39) the "
-        "extraction reply also gives each of the person's substantive turns the feeling it "
-        "states or clearly shows and what its speaker intends; a unit whose own anchor is "
-        "unknown (a copy of a turn always is) takes those of its speaker's turns",
-    )
     stated_anchors: bool = setting(
         True,
         build=True,

@@ -130,18 +130,3 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
             f"issue 39: the packet shows less of the gold turns' words than turn-RAG at the same "
             f"tokens ({sum(fta) / n:.2f} against {sum(base) / n:.2f})"
         )
-
-
-def test_turn_anchors_give_the_persons_turns_feelings_with_the_real_model(tmp_path, monkeypatch):
-    """The candidate setting turn_anchors with the 0.5B on the sample's first session: the reply
-    parses with one anchor per substantive turn and some unit carries a feeling."""
-    monkeypatch.setenv("FTAMEM_EXTRACTION_TURN_ANCHORS", "true")
-    monkeypatch.setenv("FTAMEM_LINKING_STRICT_LINKS", "true")
-    db = str(tmp_path / "a.db")
-    assert main(["--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted", "--by", "test"]) == 0
-    assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0
-    store = Store(db)
-    units = store.units("sample-maya")
-    assert units and store.builds("sample-maya")[-1].settings["extraction"]["turn_anchors"] is True
-    feelings = [u.affect.emotion_or_state for u in units if u.affect.emotion_or_state != "unknown"]
-    assert feelings, [u.fact.text for u in units]

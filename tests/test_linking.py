@@ -1,11 +1,15 @@
 import pytest
 from pydantic import ValidationError
 
+from ftamem_core.config import load_settings
+from ftamem_core.construction.builder import Builder
 from ftamem_core.construction.linking import LinkingReply, apply_updates, candidates, reply_model
+from ftamem_core.governance import consent
 from ftamem_core.llm.base import json_schema
+from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
 
 from conftest import make_doc, make_unit
-from scripted import HashEmbedder
+from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
 EMB = HashEmbedder()
 
@@ -173,3 +177,38 @@ def test_a_judged_pairs_lifecycle_suggestion_is_taken_as_the_paper_writes(store)
     reply = LinkingReply.model_validate({"memory_updates": [update(again, plan, "same_episode_as", "completed")]})
     apply_updates(store, [again], {again.id: [plan]}, reply)
     assert store.get_unit("c1", plan.id).lifecycle_status == "completed"
+
+
+def test_the_linking_prompt_asks_for_related_pairs_only_and_a_reply_without_entries_stores_no_link(store):
+    """The paper: one update per related candidate neighbour; a pair that only looks alike gets none."""
+    turns = [
+        Turn(idx=4, role="user", speaker="Omar", text="My grandmother died two days ago, I keep thinking of her."),
+        Turn(idx=5, role="assistant", speaker="Coach", text="I am so sorry to hear that, Omar."),
+        Turn(idx=6, role="user", speaker="Omar", text="Thanks. I will visit her grave on Sunday with my brother."),
+    ]
+    seen = []
+    pipeline = Pipeline(seg_size=3)
+    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or {"memory_updates": []}
+    pipeline.extraction = lambda messages: {
+        "memory_units": [
+            unit(
+                "Omar's grandmother died two days ago.",
+                *[turn_indices([{"content": section(messages, "Fragment turns:")}])[0]] * 2,
+            )
+        ]
+    }
+    doc = CaseDocument(
+        case=Case(id="l"),
+        sessions=[
+            SessionDocument(session=Session(source_id=f"s{i}", time=f"2025-03-0{i}"), turns=list(turns)) for i in (1, 2)
+        ],
+    )
+    store.ingest([doc])
+    consent.record(store, "l", "granted", "test", "scripted case")
+    settings = load_settings(environ={}).with_overrides(
+        linking={"link_threshold": 0.0}, extraction={"turns_per_unit": 0}
+    )
+    Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
+    assert seen and all("Give an entry only for a pair that is related" in text for text in seen)
+    assert all('{"memory_updates": []}' in text for text in seen)
+    assert store.links("l") == []

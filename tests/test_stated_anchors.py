@@ -5,9 +5,19 @@ import pytest
 
 from ftamem_core.config import load_settings
 from ftamem_core.construction.builder import Builder
-from ftamem_core.construction.extraction import merged_anchors, stated_anchors
+from ftamem_core.construction.extraction import stated_anchors, with_turn_anchors
 from ftamem_core.governance import consent
-from ftamem_core.models import AffectAnchor, Case, CaseDocument, Session, SessionDocument, Turn
+from ftamem_core.models import (
+    AffectAnchor,
+    Case,
+    CaseDocument,
+    Evidence,
+    FactAnchor,
+    FTAUnit,
+    Session,
+    SessionDocument,
+    Turn,
+)
 from ftamem_core.text.english_feelings import feelings, intentions
 from ftamem_core.text.english_time import orientation
 
@@ -123,11 +133,29 @@ def test_anchors_come_from_the_persons_turns_only():
     assert anchors[2].intention_or_plan == "visit her grave on Sunday with my brother"
 
 
-def test_the_models_anchor_comes_first_and_the_stated_one_fills_what_it_left_unknown():
-    model = {0: AffectAnchor(emotion_or_state="grieving"), 2: AffectAnchor()}
-    merged = merged_anchors(model, stated_anchors(TURNS, ["Omar"]))
-    assert merged[0].emotion_or_state == "grieving"
-    assert merged[2].intention_or_plan.startswith("visit her grave")
+def _unit(start, end, who=("Omar",), feeling="unknown"):
+    return FTAUnit(
+        case_id="c",
+        fact=FactAnchor(text="Omar said something.", participants=list(who)),
+        affect=AffectAnchor(emotion_or_state=feeling),
+        evidence=Evidence(session_id=1, start=start, end=end),
+    )
+
+
+def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
+    anchors = {
+        0: AffectAnchor(emotion_or_state="grieving"),
+        1: AffectAnchor(emotion_or_state="sympathetic"),
+        2: AffectAnchor(intention_or_plan="visit the grave on Sunday"),
+    }
+    copied = with_turn_anchors(_unit(0, 0), anchors, TURNS)
+    assert copied.affect.emotion_or_state == "grieving" and copied.affect.intention_or_plan == "unknown"
+    whole = with_turn_anchors(_unit(0, 2), anchors, TURNS)
+    assert whole.affect.emotion_or_state == "grieving"
+    assert whole.affect.intention_or_plan == "visit the grave on Sunday"
+    assert with_turn_anchors(_unit(0, 2, feeling="sad"), anchors, TURNS).affect.emotion_or_state == "sad"
+    coach = with_turn_anchors(_unit(0, 2, who=("Coach",)), anchors, TURNS)
+    assert coach.affect.emotion_or_state == "sympathetic"  # the unit's own person's turn first
 
 
 def _build(store, on: bool):
@@ -173,6 +201,60 @@ def test_without_the_setting_no_unit_takes_them(store):
     )
     copy = next(u for text, u in units.items() if "grave" in text)
     assert copy.time.time_orientation == "unknown"
+
+
+@pytest.mark.parametrize("status", ["complete", "partial"])
+def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, status):
+    """Issue 39: a person deletes the carried partial while the model completes it; the candidate
+    stored instead of the fused unit has the anchors its turns state, as any other unit."""
+    from ftamem_core.governance import editing
+    from ftamem_core.storage.store import Store
+
+    from test_construction import SETTINGS, doc
+
+    case = doc()
+    first = case.sessions[1].turns[0]  # turn 8, Maya's
+    case.sessions[1].turns[0] = first.model_copy(update={"text": "I feel worn out after the night shifts."})
+    db = tmp_path / "m.db"
+    builder_store, person = Store(db), Store(db)  # the build's store and a person's (two processes)
+    builder_store.ingest([case])
+    consent.record(builder_store, "c1", "granted", "test", "scripted case")
+    pipeline = Pipeline(seg_size=4)
+
+    def extraction(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+
+        def blank(text, first, last, **kw):
+            return {
+                **unit(text, first, last, **kw),
+                "content": {**unit(text, first, last)["content"], "emotion_or_state": "unknown"},
+            }
+
+        if idx[0] == 4:  # the last fragment of session 0 leaves a partial unit
+            return {"memory_units": [blank("Maya booked a sleep clinic visit.", 4, 5, status="partial")]}
+        if idx[0] == 8:  # while the model completes it, the person deletes it
+            (partial,) = [u for u in person.units("c1", None) if u.construction_status == "partial"]
+            editing.delete_unit(person, "c1", partial.id, "Dana", "not what she said")
+            return {"memory_units": [blank("The visit is on March 12.", 8, 9, completes="p1", status=status)]}
+        return {"memory_units": [blank(f"Turns {idx[0]}-{idx[-1]} are about sleep.", idx[0], idx[-1])]}
+
+    pipeline.extraction = extraction
+    events = []
+    report = Builder(
+        builder_store,
+        pipeline.llm(),
+        HashEmbedder(),
+        SETTINGS.with_overrides(
+            extraction={"verbatim_fallback": False, "ground_anchors": False, "stated_anchors": True}
+        ),
+        progress=events.append,
+    ).build("c1")
+    assert report.status == "done"
+    assert any(type(e).__name__ == "FusionUndone" for e in events)
+    kept = next(u for u in person.units("c1", None) if u.fact.text == "The visit is on March 12.")
+    assert kept.affect.emotion_or_state == "worn out"  # turn 8's feeling, as an unfused unit would get
+    builder_store.close()
+    person.close()
 
 
 @pytest.mark.parametrize(

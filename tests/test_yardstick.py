@@ -545,7 +545,7 @@ def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
                 "benchmark": "units",
                 "case": "conv-26",
                 "built_at": "abc",
-                "set": {"turn_anchors": "true"},
+                "set": {"trim_spans": "true"},
                 "counts": {
                     "units": 38,
                     "copies_of_a_turn": 14,
@@ -563,5 +563,5 @@ def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
         + "\n"
     )
     docs = results_markdown(tmp_path)
-    assert "## Units of the builds, dev" in docs and "with turn_anchors=true" in docs
+    assert "## Units of the builds, dev" in docs and "with trim_spans=true" in docs
     assert "| conv-26 | 38 | 14 | 4 | 5 | 21 | 4 | 15 | 0 / 12 / 3 | 15 | 0.31 | 504.0 |" in docs

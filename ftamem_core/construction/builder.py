@@ -26,7 +26,6 @@ from ..setting import dotted, merged, value_at
 from ..llm.embeddings import Embedder
 from .extraction import (
     Fragment,
-    anchor_turns,
     coverage_reply_model,
     incomplete_memory_json,
     integrate,
@@ -34,9 +33,7 @@ from .extraction import (
     min_units,
     parse_candidates,
     parse_coverage,
-    merged_anchors,
     stated_anchors,
-    turn_anchors,
     uncovered,
     verbatim_units,
     with_stated_time,
@@ -344,8 +341,7 @@ class Builder:
     ) -> list[FTAUnit]:
         keys = [f"p{i + 1}" for i in range(len(carried))]
         s = self.settings
-        anchored = anchor_turns(fragment.turns, s.extraction.coverage_min_words) if s.extraction.turn_anchors else None
-        prompt = load_prompt("extraction", options=frozenset({"turn_anchors"} if anchored else ()))
+        prompt = load_prompt("extraction")
         messages = prompt.messages(
             people=people(session_turns),
             session_time=fragment.session_time or "unknown",
@@ -361,7 +357,6 @@ class Builder:
                 self.settings.extraction.turns_per_unit,
             ),
             self.settings.extraction.fact_max_chars,
-            anchored,
         )
         reply, _ = self.llm.structured(
             "extraction",
@@ -384,12 +379,9 @@ class Builder:
             ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
-        # Every unit this fragment writes takes its turns' anchors, also a partial left open and the
-        # candidate stored instead of a fusion a person undid. After the checks: a feeling the turn
-        # clearly shows need not repeat its words.
-        anchors = turn_anchors(reply, anchored, self._speakers) if anchored else {}
-        if s.extraction.stated_anchors:  # the person's own words where the model wrote none
-            anchors = merged_anchors(anchors, stated_anchors(fragment.turns, self._speakers))
+        # Every unit this fragment writes takes the anchors its turns state, also a partial left open
+        # and the candidate stored instead of a fusion a person undid; after the checks.
+        anchors = stated_anchors(fragment.turns, self._speakers) if s.extraction.stated_anchors else {}
 
         def with_anchors(u):
             u = with_turn_anchors(u, anchors, fragment.turns)

@@ -30,7 +30,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .repairs.grounding import (
-    anchored,
     best_turn,
     carrying_turns,
     cheer,
@@ -99,23 +98,10 @@ def _unit_model(name: str, completes: Any, fact_chars: int) -> type[UnitOut]:
     return create_model(name, __base__=UnitOut, completes=(completes, "none"), content=(content, ...))
 
 
-class TurnAnchorOut(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    feeling: Short
-    intention: Short
-
-
-def anchor_turns(turns: list[Turn], min_words: int) -> list[Turn]:
-    """The turns the reply gives anchors for (setting ``turn_anchors``): the person's (not the
-    assistant's) turns of at least ``min_words`` words."""
-    return [t for t in turns if t.role != "assistant" and len(t.text.split()) >= min_words]
-
-
 def reply_model(
     carried_keys: list[str],
     at_least_one: bool | int = False,
     fact_chars: int = STATEMENT_CHARS,
-    anchored_turns: list[Turn] | None = None,
 ) -> type[ExtractionReply]:
     """The reply schema for one call: ``completes`` may only name a carried unit or "none".
 
@@ -126,20 +112,7 @@ def reply_model(
     allowed = Literal[tuple(["none", *carried_keys])]  # type: ignore[valid-type]
     unit = _unit_model("UnitOut", allowed, fact_chars)
     units = Field(..., min_length=min(int(at_least_one), MAX_UNITS), max_length=MAX_UNITS)
-    if anchored_turns is None:
-        return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
-    # One required key per turn, before the units: the model reads each turn's feeling first.
-    per_turn = create_model(
-        "TurnAnchors",
-        __config__=ConfigDict(extra="forbid"),
-        **{f"turn_{t.idx}": (TurnAnchorOut, ...) for t in anchored_turns},
-    )
-    return create_model(
-        "ExtractionReply",
-        __config__=ConfigDict(extra="forbid"),
-        turn_anchors=(per_turn, ...),
-        memory_units=(list[unit], units),
-    )
+    return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
 
 def substantive(turns: list[Turn], min_words: int) -> bool:
@@ -262,31 +235,6 @@ def span_turns(unit: FTAUnit, turns: list[Turn]) -> list[Turn]:
     return [t for t in turns if unit.evidence.start <= t.idx <= unit.evidence.end]
 
 
-# The extraction prompt's example anchors: a turn given one of them shares a word with it, or
-# the model copied the example.
-EXAMPLE_ANCHORS = frozenset({"proud", "nervous", "apply at the shipyard"})
-
-
-def turn_anchors(reply: Any, turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
-    """The reply's feeling and intention per turn index (setting ``turn_anchors``)."""
-    given = getattr(reply, "turn_anchors", None)
-    out = {}
-    for turn in turns:
-        a = getattr(given, f"turn_{turn.idx}", None)
-        if a is None:
-            continue
-
-        def keep(v, turn=turn):
-            return (
-                v.strip() if v.strip().lower() not in EXAMPLE_ANCHORS or anchored(v, [turn.text], names) else "unknown"
-            )
-
-        out[turn.idx] = AffectAnchor(
-            emotion_or_state=keep(a.feeling) or "unknown", intention_or_plan=keep(a.intention) or "unknown"
-        )
-    return out
-
-
 def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
     """The feelings and intentions the people state about themselves, per turn index (setting
     ``stated_anchors``; English rules in ``text.english_feelings``). The assistant's words and
@@ -301,22 +249,6 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
             out[turn.idx] = AffectAnchor(
                 emotion_or_state=", ".join(felt[:3]) or "unknown", intention_or_plan="; ".join(plans[:2]) or "unknown"
             )
-    return out
-
-
-def merged_anchors(first: dict[int, AffectAnchor], then: dict[int, AffectAnchor]) -> dict[int, AffectAnchor]:
-    """Per turn, ``first``'s known feeling and intention, else ``then``'s."""
-    out = dict(then)
-    for idx, a in first.items():
-        b = then.get(idx)
-        out[idx] = (
-            a
-            if b is None
-            else AffectAnchor(
-                emotion_or_state=a.emotion_or_state if a.emotion_or_state != "unknown" else b.emotion_or_state,
-                intention_or_plan=a.intention_or_plan if a.intention_or_plan != "unknown" else b.intention_or_plan,
-            )
-        )
     return out
 
 

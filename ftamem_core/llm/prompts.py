@@ -20,8 +20,6 @@ from pathlib import Path
 PROMPT_DIR = resources.files(__package__).joinpath("prompt_files")
 _SECTION = re.compile(r"^=== (system|user)\s*$", re.M)
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-# Text a setting beyond the paper adds: kept only when the option is asked for.
-_OPTIONAL = re.compile(r"^=== if (not )?(\w+)[ \t]*\n(.*?)^=== end[ \t]*\n", re.M | re.S)
 
 
 @dataclass(frozen=True)
@@ -70,11 +68,9 @@ def data_block(value: object) -> str:
 
 
 @lru_cache(maxsize=None)
-def load_prompt(name: str, folder: str | None = None, options: frozenset[str] = frozenset()) -> Prompt:
-    """The prompt file ``name``; its ``=== if OPTION`` ... ``=== end`` blocks kept for ``options``,
-    its ``=== if not OPTION`` blocks without it."""
+def load_prompt(name: str, folder: str | None = None) -> Prompt:
+    """The prompt file ``name``."""
     text = (Path(folder) if folder else PROMPT_DIR).joinpath(f"{name}.md").read_text(encoding="utf-8")
-    text = _OPTIONAL.sub(lambda m: m.group(3) if (m.group(2) in options) != bool(m.group(1)) else "", text)
     parts = _SECTION.split(text)
     sections = dict(zip(parts[1::2], (p.strip() for p in parts[2::2])))
     if set(sections) != {"system", "user"}:

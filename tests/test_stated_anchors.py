@@ -40,6 +40,7 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Sad but lighter. The night calls have stopped.", ["sad but lighter"]),
         ("Lighter. I still get anxious before my shifts.", ["anxious", "lighter"]),
         ("I'm so stoked about it.", ["stoked"]),
+        ("After that I am totally shattered.", ["shattered"]),
         ("I'm over the moon because the wholesaler said yes.", ["over the moon"]),
         # what an experience of theirs was like, in their words
         ("I went to the support group yesterday and it was so powerful.", ["it was so powerful"]),
@@ -90,6 +91,8 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("I want to say thanks.", []),
         ("We're thinking about going camping next month.", ["going camping next month"]),
         ("We'll get through this!", []),  # encouragement, not a plan
+        ("I will try to breathe before I answer her.", ["try to breathe before I answer her"]),
+        ("I will try this.", []),
         ("Gonna continue my studies and look at careers.", ["continue my studies"]),
         ("I'm looking forward to trying out new flavors.", ["trying out new flavors"]),
         ("Can't wait to see them on stage!", []),  # about "them"
@@ -113,6 +116,8 @@ def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
         ("I painted it last year and I'm hoping to sell it.", "mixed"),
         ("I went there and I'm so happy.", "past"),  # a feeling about the event is no second time
         ("Wow!", "unknown"),
+        ("I would like to be your friend but I have nothing to give.", "future"),  # "have" is no perfect here
+        ("I've tried the job sites.", "past"),
     ],
 )
 def test_the_time_a_statement_tells_of_is_read_from_its_tense_and_time_words(said, told):

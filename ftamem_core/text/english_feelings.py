@@ -30,7 +30,7 @@ FEELINGS = frozenset(
     happy heartbroken helpless homesick honored hopeful hopeless horrible humbled humiliated hurt impatient insecure
     inspired irritated isolated jealous joyful lighter lonely lost loved low lucky mad miserable motivated
     nervous nostalgic numb optimistic overjoyed overwhelmed panicked panicky paranoid passionate peaceful
-    pessimistic powerful proud psyched pumped rejected relaxed relieved resentful restless sad safe satisfied scared shaken shocked
+    pessimistic powerful proud psyched pumped rejected relaxed relieved resentful restless sad safe satisfied scared shaken shattered shocked
     shy sick stoked stressed stuck surprised swamped tense terrible terrified thankful thrilled tired torn
     touched troubled uncomfortable uneasy unhappy unmotivated unsafe upset useless valued
     vulnerable weak weird worried worthless
@@ -135,7 +135,7 @@ _INTENT = re.compile(
 _PLACE = re.compile(r"^(?:the|a|an|my|our|his|her|their|this|that|some|see)\b", re.IGNORECASE)
 # what follows "I'll" or "I want to" in small talk, not a plan ("I'll let you know", "I want to say")
 _NOT_PLANS = re.compile(
-    r"^(?:not|never|be|say|tell|let|see|try|keep that|check|remember|think|know|ask|hear|admit|thank|bet|have to|do my best|"
+    r"^(?:not|never|be|say|tell|let|see|try(?! to\b)|keep that|check|remember|think|know|ask|hear|admit|thank|bet|have to|do my best|"
     r"do that|do it)\b",
     re.IGNORECASE,
 )

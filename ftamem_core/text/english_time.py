@@ -21,7 +21,7 @@ _IRREGULAR = (
     "was|were|had|did|went|got|made|took|saw|came|found|gave|told|said|felt|thought|bought|left|met|"
     "began|won|lost|ran|wrote|brought|kept|spent|sold|heard|knew|became|chose|ate|drove|flew|fell|"
     "sat|stood|taught|caught|held|built|paid|sent|drew|sang|swam|rode|broke|forgot|threw|wore|"
-    "woke|hung|led|lent|quit|shot|slept|spoke|stole|tore|understood|won|put|read|let|hit|cut"
+    "woke|hung|led|lent|quit|shot|slept|spoke|stole|tore|understood|put|read|let|hit|cut"
 )
 # "-ed" words that are no past verb
 _NOT_PAST = frozenset("need feed seed speed indeed bleed breed exceed succeed proceed weed bed red shed".split())
@@ -31,7 +31,12 @@ _ADVERB = r"(?:\s+(?:just|finally|also|recently|really|even|actually|already|fir
 _PAST_VERB = re.compile(rf"{_SUBJECT}{_ADVERB}\s+(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
 # a past told without its subject: "Just got back from a trip", "Lost my job yesterday"
 _BARE_PAST = re.compile(rf"(?:^|[.!?]\s+)(?:just\s+|finally\s+|recently\s+)?(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
-_PERFECT = re.compile(rf"{_SUBJECT}(?:'ve| have|'d| had){_ADVERB}\s+(?P<v>[a-z]+)\b", re.I)
+_PARTICIPLES = (
+    "done|gone|seen|taken|given|known|written|eaten|driven|flown|fallen|grown|shown|thrown|broken|chosen|"
+    "forgotten|gotten|begun|become|come|run|won|lost|made|had|told|said|found|left|met|sent|spent|sold|"
+    "bought|brought|kept|heard|felt|thought|put|read|let|quit"
+)
+_PERFECT = re.compile(rf"{_SUBJECT}(?:'ve| have|'d| had| has){_ADVERB}\s+(?P<v>{_PARTICIPLES}|[a-z]+ed)\b", re.I)
 _PAST_WORDS = re.compile(
     r"\b(?:yesterday|last (?:week|month|year|night|weekend|summer|winter|spring|fall|time|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
     r"|ago|earlier today|the other day|used to|back then|when i was|growing up)\b",
@@ -39,7 +44,7 @@ _PAST_WORDS = re.compile(
 )
 _FUTURE = re.compile(
     r"\b(?:will|won't|gonna|going to|plan to|planning to|planning on|hope to|hoping to|want to|wanna|intend to|"
-    r"'d like to|'d love to|can't wait|looking forward|tomorrow|tonight|soon|someday|one day|"
+    r"'d like to|'d love to|would like to|would love to|would try|can't wait|looking forward|tomorrow|tonight|soon|someday|one day|"
     r"next (?:week|month|year|weekend|summer|winter|spring|fall|time|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b"
     r"|(?<=[a-z])'ll\b",
     re.I,
@@ -64,7 +69,7 @@ def _past(statement: str) -> bool:
             if m.group("v").lower() not in _NOT_PAST:
                 return True
     # "I've finished", "we've done": a perfect tells of something done; "I've been ..." does not
-    return any(m.group("v").lower() != "been" and m.group("v").lower() != "got" for m in _PERFECT.finditer(statement))
+    return any(m.group("v").lower() not in _NOT_PAST for m in _PERFECT.finditer(statement))
 
 
 def orientation(statement: str) -> TimeOrientation:

@@ -288,6 +288,11 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Wow, they look great! Keep it up!", ""),
         ("It must have been great to be involved.", ""),
         ("Stay motivated and keep going.", ""),
+        (
+            "It's a really fun experience. Let me know if you need any tips for visiting.",
+            "It's a really fun experience.",
+        ),
+        ("Talk to you soon! Have a great night.", ""),
         ("Let's keep going. I start my new job tomorrow.", "I start my new job tomorrow."),
         ("Looks like I'll be moving in May.", "Looks like I'll be moving in May."),  # their own news
     ],

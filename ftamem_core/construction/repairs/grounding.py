@@ -309,10 +309,21 @@ _CHEER = re.compile(
 )
 
 
+# Offers and farewells, "I" or not: "Let me know if you need tips!", "Talk to you soon!"
+_SIGN_OFF = re.compile(
+    r"^(?:(?:well|ok|okay|anyway|alright|yeah|thanks|thank you)\b[,!.]?\s+)*"
+    r"(?:let me know|feel free to|talk (?:to you )?(?:soon|later)|see (?:you|ya)|catch (?:you|ya)|bye|goodbye|"
+    r"take care|have (?:a|an) (?:great|good|nice|awesome|fun|lovely|wonderful)|enjoy (?:your|the rest))\b",
+    re.IGNORECASE,
+)
+
+
 def cheer(sentence: str) -> bool:
-    """Whether a sentence, without "I", only encourages the listener or reacts to what they showed
-    or told; the speaker's own news is no cheer ("Let's go, I start tomorrow" has "I")."""
-    return not first_person(sentence) and bool(_CHEER.match(sentence.strip()))
+    """Whether a sentence only encourages the listener, reacts to what they showed or told (both
+    without "I": "Let's go, I start tomorrow" is the speaker's news), or offers help or says
+    goodbye."""
+    sentence = sentence.strip()
+    return bool(_SIGN_OFF.match(sentence)) or (not first_person(sentence) and bool(_CHEER.match(sentence)))
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)

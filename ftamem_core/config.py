@@ -380,7 +380,8 @@ class LinkingSettings(_Phase):
     """Links between units: candidate neighbours by embedding similarity, then the model judges them."""
 
     link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
-    link_threshold: float = setting(0.5, build=True, description="the cosine a link candidate needs")
+    # 0.75: on dev, links below it were mostly between unrelated units (docs/decisions.md)
+    link_threshold: float = setting(0.75, build=True, description="the cosine a link candidate needs")
     link_per_fragment: bool = setting(
         True,
         build=True,

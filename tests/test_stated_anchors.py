@@ -118,6 +118,7 @@ def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
         ("Wow!", "unknown"),
         ("I would like to be your friend but I have nothing to give.", "future"),  # "have" is no perfect here
         ("I've tried the job sites.", "past"),
+        ("Being surrounded by my teammates is like a family.", "present"),  # a gerund is no name
     ],
 )
 def test_the_time_a_statement_tells_of_is_read_from_its_tense_and_time_words(said, told):

@@ -25,8 +25,9 @@ _IRREGULAR = (
 )
 # "-ed" words that are no past verb
 _NOT_PAST = frozenset("need feed seed speed indeed bleed breed exceed succeed proceed weed bed red shed".split())
-# who did it: a pronoun, "my sister", "the curtains", or a name ("Dad moved", "Lena agreed")
-_SUBJECT = r"(?:\bi|\bwe|\bhe|\bshe|\bthey|\b(?:my|our|his|her|their|the) \w+|(?-i:\b[A-Z][a-z]+))"
+# who did it: a pronoun, "my sister", "the curtains", or a name ("Dad moved", "Lena agreed"; not
+# a gerund opening a sentence: "Being surrounded by ...")
+_SUBJECT = r"(?:\bi|\bwe|\bhe|\bshe|\bthey|\b(?:my|our|his|her|their|the) \w+|(?-i:\b(?![A-Z][a-z]+ing\b)[A-Z][a-z]+))"
 _ADVERB = r"(?:\s+(?:just|finally|also|recently|really|even|actually|already|first|once|never|then|totally|all))*"
 _PAST_VERB = re.compile(rf"{_SUBJECT}{_ADVERB}\s+(?P<v>{_IRREGULAR}|[a-z]+ed)\b", re.I)
 # a past told without its subject: "Just got back from a trip", "Lost my job yesterday"

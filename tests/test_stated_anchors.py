@@ -111,6 +111,7 @@ def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
         ("I'm going to apply at the bank next month.", "future"),
         ("We'll go camping soon.", "future"),
         ("I'm starting a dance studio.", "present"),
+        ("I'm planning to explore the city and try the food.", "future"),
         ("Family is everything.", "present"),
         ("Lost my job yesterday, so I'm gonna start my own business.", "mixed"),
         ("I painted it last year and I'm hoping to sell it.", "mixed"),

@@ -50,10 +50,11 @@ _FUTURE = re.compile(
     r"|(?<=[a-z])'ll\b",
     re.I,
 )
-# going on now: "I'm starting", "we're looking", "these days", "I've been painting"
+# going on now: "I'm starting", "we're looking", "these days", "I've been painting" ("I'm planning
+# to" and "I'm going to" tell of the future)
 _ONGOING = re.compile(
     rf"{_SUBJECT}(?:'m| am|'re| are|'ve been| have been|'s been| has been)(?:\s+(?:still|currently|now|really|just|also))*"
-    r"\s+(?!going to\b)[a-z]+ing\b|\b(?:these days|currently|nowadays|now|at the moment|lately)\b",
+    r"\s+(?!(?:going|planning|hoping|thinking|looking forward|dreaming|aiming)\b)[a-z]+ing\b|\b(?:these days|currently|nowadays|now|at the moment|lately)\b",
     re.I,
 )
 _PRESENT = re.compile(

@@ -370,6 +370,31 @@ def test_each_audit_folder_has_its_section_newest_first(tmp_path):
     assert "Measured" not in undated and "Drawn" not in undated and "| fact | 1 | 1.00 |" in undated
 
 
+def test_two_audits_of_one_day_are_ordered_by_their_time_and_a_note_is_shown(tmp_path):
+    from ftamem_core.evaluation.results import audits, results_markdown
+
+    _with_a_run(tmp_path)
+    drawn = {"seed": 38, "units": 1, "pairs": 0, "sampler": "strata-v3"}
+    _audit(
+        tmp_path / "audit" / "aa2038d",
+        {"measured_at": "2026-12-06", "conv-43": {**drawn, "built_at": "aa2038d"}},
+        lead=0,
+        second=0,
+    )
+    _audit(
+        tmp_path / "audit" / "5944695",
+        {"measured_at": "2026-12-06T13:10", "note": "A new annotator.", "conv-43": {**drawn, "built_at": "5944695"}},
+        lead=2,
+        second=2,
+    )
+    assert [a["label"] for a in audits(tmp_path)] == ["5944695", "aa2038d"]
+    docs = results_markdown(tmp_path)
+    assert "Measured 2026-12-06. " in docs and "Note: A new annotator." in docs and "T13:10" not in docs
+    _audit(tmp_path / "audit" / "bad", {"measured_at": "yesterday"}, lead=1, second=1)
+    with pytest.raises(ValueError, match="is not a date"):
+        audits(tmp_path)
+
+
 def test_a_flat_audit_folder_reads_as_one_audit_and_a_mixed_one_is_refused(tmp_path):
     from ftamem_core.evaluation.results import audits, results_markdown
 

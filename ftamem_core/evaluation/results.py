@@ -238,12 +238,13 @@ def audit_scores(folder: Path) -> dict[str, dict[str, list[dict]]]:
 def audits(folder: Path) -> list[dict]:
     """The hand audits under ``folder/audit``, newest first: one per ``audit/LABEL/`` folder (LABEL the
     builds' commit) holding its ``CASE-ANNOTATOR.csv`` and ``rounds.json`` (how each case's round was
-    drawn, and ``measured_at``, an ISO date). Dated audits come first, newest first, then undated
+    drawn, ``measured_at``, an ISO date or date and time, and an optional ``note`` for the reader).
+    Dated audits come first, newest first, then undated
     ones by folder name, descending. The older flat layout, the files directly in ``audit/``, reads
     as one audit without a label. Each audit: ``label`` (None for the flat one), ``path``,
-    ``measured_at``, ``rounds`` (case -> how it was drawn) and ``scores`` (as ``audit_scores``);
+    ``measured_at``, ``note``, ``rounds`` (case -> how it was drawn) and ``scores`` (as ``audit_scores``);
     folders without scores are left out."""
-    from datetime import date
+    from datetime import datetime
 
     root = folder / "audit"
     if not root.is_dir():
@@ -265,14 +266,17 @@ def audits(folder: Path) -> list[dict]:
         measured = rounds.get("measured_at")
         if measured is not None:
             try:
-                date.fromisoformat(measured)
+                datetime.fromisoformat(measured)
             except (TypeError, ValueError):
-                raise ValueError(f"{rounds_file}: measured_at {measured!r} is not a date (YYYY-MM-DD)") from None
+                raise ValueError(
+                    f"{rounds_file}: measured_at {measured!r} is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM)"
+                ) from None
         out.append(
             {
                 "label": label,
                 "path": path,
                 "measured_at": measured,
+                "note": rounds.get("note", ""),
                 "rounds": {c: r for c, r in rounds.items() if isinstance(r, dict)},
                 "scores": scores,
             }
@@ -337,12 +341,13 @@ def audit_section(audit: dict) -> list[str]:
     return [
         "## Hand audit of the test builds" + (f", `{label}`" if label else ""),
         "",
-        (f"Measured {audit['measured_at']}. " if audit["measured_at"] else "")
+        (f"Measured {audit['measured_at'][:10]}. " if audit["measured_at"] else "")
         + f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
         f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
         "by two annotators working blind (`ftamem audit sheet`); scores in "
         + (f"`results/audit/{label}/`." if label else "`results/audit/`.")
-        + (f" Drawn: {drawn}." if drawn else ""),
+        + (f" Drawn: {drawn}." if drawn else "")
+        + (f" Note: {audit['note']}" if audit.get("note") else ""),
         "",
     ] + audit_table(scores)
 
@@ -397,7 +402,7 @@ def results_markdown(folder: Path) -> str:
             f"Builds made at commit `{first.get('built_at') or first['commit']}`"
             + (f" with {', '.join(f'{k}={v}' for k, v in first['set'].items())}" if first.get("set") else "")
             + ", counted apart from the construction's repairs (`evaluation/unit_counts.py`): copies of a turn "
-            "are units whose fact is the turn in the third person; pronoun-led facts start with a pronoun.",
+            "are units whose fact quotes or retells one turn; pronoun-led facts start with a pronoun that nothing in the unit names.",
             "",
         ]
         out += units_table(mine) + [""]

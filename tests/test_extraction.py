@@ -389,7 +389,10 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
 
     turns = [
         Turn(
-            idx=26, role="user", speaker="Gina", text="Wow, they look great! Can't wait to see them rock the festival."
+            idx=26,
+            role="user",
+            speaker="Gina",
+            text="Wow, they look great! My dancers practised every night this month.",
         ),
         Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
         Turn(idx=28, role="user", speaker="Jon", text="I finally got the lease for the studio downtown."),
@@ -401,7 +404,7 @@ def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
         26,
         27,
     ) and reply.fact.text == 'Jon told Gina: "So glad to be part of it all."'
-    assert reply.fact.summary == "reply to Gina: Wow, they look great! Can't wait to see them rock the festival."
+    assert reply.fact.summary == "reply to Gina: Wow, they look great! My dancers practised every night this month."
     assert (lease.evidence.start, lease.fact.summary) == (28, "")  # names what it is about
     assert [(u.evidence.start, u.fact.summary) for u in verbatim_units(frag, [], min_words=6, reply_words=0)] == [
         (26, ""),

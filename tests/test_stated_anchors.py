@@ -295,6 +295,8 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
             "It's a really fun experience.",
         ),
         ("Talk to you soon! Have a great night.", ""),
+        ("I'm always here to support you! I start at the bank on Monday.", "I start at the bank on Monday."),
+        ("Yeah, can't wait to see it done! I'll let you know.", ""),
         ("Let's keep going. I start my new job tomorrow.", "I start my new job tomorrow."),
         ("Looks like I'll be moving in May.", "Looks like I'll be moving in May."),  # their own news
     ],

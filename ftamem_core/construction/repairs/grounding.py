@@ -318,12 +318,24 @@ _SIGN_OFF = re.compile(
 )
 
 
+# Support promised to the listener, and waiting for their news: "I'm always here to support you!",
+# "I got your back", "Can't wait to see it done!", "I'll let you know."
+_SUPPORT = re.compile(
+    r"\b(?:i'm|i am) (?:always |just )?here (?:for you|to (?:support|help) you)\b|\bi(?:'ve)? got your back\b"
+    r"|^(?:\w+[,!]?\s+)?(?:i )?can(?:'t| ?not) wait to (?:see|hear)(?: about)? (?:it|them|that|this|you|where you|what you|how)\b"
+    r"|^(?:i'll|i will) (?:let you know|keep you (?:posted|updated))\b",
+    re.IGNORECASE,
+)
+
+
 def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told (both
-    without "I": "Let's go, I start tomorrow" is the speaker's news), or offers help or says
-    goodbye."""
+    without "I": "Let's go, I start tomorrow" is the speaker's news), offers help, promises
+    support, waits for their news or says goodbye."""
     sentence = sentence.strip()
-    return bool(_SIGN_OFF.match(sentence)) or (not first_person(sentence) and bool(_CHEER.match(sentence)))
+    if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
+        return True
+    return not first_person(sentence) and bool(_CHEER.match(sentence))
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)

@@ -211,3 +211,15 @@ def test_a_linking_reply_without_entries_stores_no_link(store):
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
     assert seen and all("Give one entry per pair listed" in text for text in seen)
     assert store.links("l") == []
+
+
+@pytest.mark.parametrize("split_pieces, stored_as", [(True, "same_episode_as"), (False, "updates")])
+def test_two_pieces_of_one_split_fact_are_the_same_episode(store, split_pieces, stored_as):
+    a, b, c = stored(store, ["Calvin got a new car", "Calvin is so stoked about it", "Calvin sold his old car"])
+    for piece, origin, span in ((a, "split", (3, 3)), (b, "split", (3, 4)), (c, "split", (9, 9))):
+        piece.origin, piece.evidence.start, piece.evidence.end = origin, *span
+    reply = LinkingReply.model_validate({"memory_updates": [update(b, a), update(c, a)]})
+    apply_updates(store, [b, c], {b.id: [a], c.id: [a]}, reply, split_pieces=split_pieces)
+    relations = {(link.source, link.target): link.relation for link in store.links("c1")}
+    assert relations[(b.id, a.id)] == stored_as  # shared turn 3: one telling
+    assert relations[(c.id, a.id)] == "updates"  # other turns: the model's label stands

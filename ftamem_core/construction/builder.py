@@ -506,7 +506,7 @@ class Builder:
             temperature=self.settings.construction.construction_temperature,
             max_tokens=self.settings.construction.construction_max_tokens,
         )
-        for outcome in apply_updates(self.store, new, pairs, reply):
+        for outcome in apply_updates(self.store, new, pairs, reply, self.settings.extraction.split_facts):
             report.links += 1
             self.progress(ev.LinkAdded(link=outcome.link, neighbour_status=outcome.neighbour.lifecycle_status))
 

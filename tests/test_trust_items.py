@@ -116,7 +116,7 @@ def _text_functions():
     from ftamem_core.construction.extraction import statements, third_person
     from ftamem_core.loaders.locomo import photo_text, without_caption
     from ftamem_core.models import Turn
-    from ftamem_core.text import english, english_feelings
+    from ftamem_core.text import english, english_feelings, english_time
 
     names = ["Caroline", "Melanie"]
 
@@ -169,6 +169,19 @@ def _text_functions():
             english_feelings.feelings("I'm so" + t + "happy and" + t + "sad." + t + "Guilty" + t + "at first."),
             english_feelings.intentions("I will" + t + "go and" + t + "see"),
             english_feelings.listeners_news("I'm proud" + t + "of you" + t),
+            english_feelings.feelings(
+                "It was" + t + "so" + t + "an" + t + "awesome" + t + "feeling." + t + "I love" + t
+            ),
+            english_feelings.intentions("Can't wait to" + t + "we're planning to" + t + "go"),
+        ),
+        "english_time": lambda t: (
+            english_time.orientation("I" + t + "just" + t + "went" + t + "Dad" + t + "moved" + t),
+            english_time.orientation("I've" + t + "been" + t + "painting." + t + "Being" + t + "surrounded"),
+        ),
+        "cheer": lambda t: (
+            g.cheer("Wow," + t + "they look" + t),
+            g.cheer("Yeah," + t + "can't wait to" + t + "see it"),
+            g.cheer("I'm" + t + "here for you" + t),
         ),
     }
 

@@ -631,7 +631,28 @@ def _misplaced(data: dict[str, Any], model: type[BaseModel] | None = None, prefi
     return out
 
 
+# Settings renamed since they came, old path -> new path: a file or environment naming the old one
+# is refused, not silently left at the default.
+RENAMED: dict[FieldPath, FieldPath] = {("extraction", "stated_feelings"): ("extraction", "stated_anchors")}
+
+
+def _renamed(data: dict[str, Any], environ: dict[str, str] | None = None) -> list[str]:
+    out = []
+    for old, new in RENAMED.items():
+        table = data
+        for key in old[:-1]:
+            table = table.get(key, {}) if isinstance(table, dict) else {}
+        if isinstance(table, dict) and old[-1] in table:
+            out.append(f"`{dotted(old)}` is now `{dotted(new)}`")
+        if environ is not None and env_name(old) in environ:
+            out.append(f"{env_name(old)} is now {env_name(new)}")
+    return out
+
+
 def _refuse_misplaced(data: dict[str, Any], source: str = "") -> None:
+    renamed = _renamed(data)
+    if renamed:
+        raise SettingsError(f"{source}{': ' if source else ''}renamed settings: " + "; ".join(renamed))
     moved = _misplaced(data)
     if moved:
         raise SettingsError(f"{source}{': ' if source else ''}settings are grouped by phase now: " + "; ".join(moved))
@@ -680,6 +701,9 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
             old.append(f"{env_name(path[1:])} is now {env_name(path)}")
     if old:
         raise SettingsError("environment: settings are grouped by phase now: " + "; ".join(old))
+    renamed = _renamed({}, environ)
+    if renamed:
+        raise SettingsError("environment: renamed settings: " + "; ".join(renamed))
     return data
 
 

@@ -180,6 +180,18 @@ def test_a_bare_name_several_phases_hold_is_ambiguous():
         resolve("limit", Both)
 
 
+def test_a_renamed_setting_is_refused_naming_its_new_name_not_left_at_the_default(tmp_path):
+    toml = tmp_path / "old.toml"
+    toml.write_text("[extraction]\nstated_feelings = false\n")
+    with pytest.raises(SettingsError, match=r"`extraction.stated_feelings` is now `extraction.stated_anchors`"):
+        load_settings(toml, environ={})
+    with pytest.raises(
+        SettingsError, match="FTAMEM_EXTRACTION_STATED_FEELINGS is now FTAMEM_EXTRACTION_STATED_ANCHORS"
+    ):
+        load_settings(environ={"FTAMEM_EXTRACTION_STATED_FEELINGS": "false"})
+    assert load_settings(environ={"FTAMEM_EXTRACTION_STATED_ANCHORS": "false"}).extraction.stated_anchors is False
+
+
 def test_a_toml_file_with_the_old_flat_names_is_refused_naming_each_new_place(tmp_path, capsys):
     toml = tmp_path / "old.toml"
     toml.write_text(

@@ -179,8 +179,9 @@ def test_a_judged_pairs_lifecycle_suggestion_is_taken_as_the_paper_writes(store)
     assert store.get_unit("c1", plan.id).lifecycle_status == "completed"
 
 
-def test_a_linking_reply_without_entries_stores_no_link(store):
-    """Every pair shown is judged; a reply naming none (or only "unknown") relates nothing."""
+@pytest.mark.parametrize("relation", ["unknown", "updates"])
+def test_a_pair_judged_unknown_stores_no_link(store, relation):
+    """Every pair shown is judged; one judged "unknown" relates nothing, one judged related is stored."""
     turns = [
         Turn(idx=4, role="user", speaker="Omar", text="My grandmother died two days ago, I keep thinking of her."),
         Turn(idx=5, role="assistant", speaker="Coach", text="I am so sorry to hear that, Omar."),
@@ -188,7 +189,14 @@ def test_a_linking_reply_without_entries_stores_no_link(store):
     ]
     seen = []
     pipeline = Pipeline(seg_size=3)
-    pipeline.linking = lambda messages: seen.append(messages[-1]["content"]) or {"memory_updates": []}
+    judged = pipeline.linking
+
+    def linking(messages):
+        seen.append(messages[-1]["content"])
+        reply = judged(messages)
+        return {"memory_updates": [{**u, "relation": relation} for u in reply["memory_updates"]]}
+
+    pipeline.linking = linking
     pipeline.extraction = lambda messages: {
         "memory_units": [
             unit(
@@ -210,16 +218,25 @@ def test_a_linking_reply_without_entries_stores_no_link(store):
     )
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
     assert seen and all("Give one entry per pair listed" in text for text in seen)
-    assert store.links("l") == []
+    assert (store.links("l") == []) is (relation == "unknown")
 
 
 @pytest.mark.parametrize("split_pieces, stored_as", [(True, "same_episode_as"), (False, "updates")])
 def test_two_pieces_of_one_split_fact_are_the_same_episode(store, split_pieces, stored_as):
-    a, b, c = stored(store, ["Calvin got a new car", "Calvin is so stoked about it", "Calvin sold his old car"])
-    for piece, origin, span in ((a, "split", (3, 3)), (b, "split", (3, 4)), (c, "split", (9, 9))):
+    a, b, c, d = stored(
+        store, ["Calvin got a new car", "Calvin is so stoked about it", "Calvin sold his old car", "Calvin has no car"]
+    )
+    for piece, origin, span in ((a, "split", (3, 3)), (b, "split", (3, 4)), (c, "split", (9, 9)), (d, "split", (3, 3))):
         piece.origin, piece.evidence.start, piece.evidence.end = origin, *span
-    reply = LinkingReply.model_validate({"memory_updates": [update(b, a), update(c, a)]})
-    apply_updates(store, [b, c], {b.id: [a], c.id: [a]}, reply, split_pieces=split_pieces)
+    reply = LinkingReply.model_validate({"memory_updates": [update(b, a, lifecycle="completed")]})
+    apply_updates(store, [b], {b.id: [a]}, reply, split_pieces=split_pieces)
+    assert {(link.source, link.target): link.relation for link in store.links("c1")} == {(b.id, a.id): stored_as}
+    # one telling: the piece's lifecycle is not the model's "completed" reading of an update
+    assert store.get_unit("c1", a.id).lifecycle_status == (
+        "completed" if stored_as == "updates" else a.lifecycle_status
+    )
+    reply = LinkingReply.model_validate({"memory_updates": [update(c, a), update(d, a, "contradicts")]})
+    apply_updates(store, [c, d], {c.id: [a], d.id: [a]}, reply, split_pieces=split_pieces)
     relations = {(link.source, link.target): link.relation for link in store.links("c1")}
-    assert relations[(b.id, a.id)] == stored_as  # shared turn 3: one telling
     assert relations[(c.id, a.id)] == "updates"  # other turns: the model's label stands
+    assert relations[(d.id, a.id)] == "contradicts"  # a contradiction stands, one telling or not

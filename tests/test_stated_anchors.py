@@ -96,6 +96,8 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("Gonna continue my studies and look at careers.", ["continue my studies"]),
         ("I'm looking forward to trying out new flavors.", ["trying out new flavors"]),
         ("Can't wait to see them on stage!", []),  # about "them"
+        ("My husband can't wait to get rid of me.", []),  # his wish, not the speaker's
+        ("Can't wait to start my new job!", ["start my new job"]),
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -120,6 +122,14 @@ def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
         ("I would like to be your friend but I have nothing to give.", "future"),  # "have" is no perfect here
         ("I've tried the job sites.", "past"),
         ("Being surrounded by my teammates is like a family.", "present"),  # a gerund is no name
+        # ordinary counseling English a reviewer tried
+        ("My son won't talk to me.", "future"),  # "won't" is no "won"
+        ("So stressed about my exams.", "unknown"),  # a feeling in a word is no past verb
+        ("I'm still not used to living alone.", "present"),
+        ("I have no will to live anymore.", "present"),
+        ("I went to the party last night and I'm feeling great.", "past"),
+        ("I haven't slept in days.", "past"),
+        ("I've been painting a lot.", "present"),
     ],
 )
 def test_the_time_a_statement_tells_of_is_read_from_its_tense_and_time_words(said, told):
@@ -297,6 +307,16 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Talk to you soon! Have a great night.", ""),
         ("I'm always here to support you! I start at the bank on Monday.", "I start at the bank on Monday."),
         ("Yeah, can't wait to see it done! I'll let you know.", ""),
+        ("Let\u2019s keep going! I\u2019m always here for you!", ""),  # curly apostrophes
+        # what the person tells of someone else is theirs to tell
+        (
+            "He looks so tired these days. She sounds angry whenever she calls.",
+            "He looks so tired these days. She sounds angry whenever she calls.",
+        ),
+        (
+            "Well, I can't wait to see how it goes at the new job.",
+            "Well, I can't wait to see how it goes at the new job.",
+        ),
         ("Let's keep going. I start my new job tomorrow.", "I start my new job tomorrow."),
         ("Looks like I'll be moving in May.", "Looks like I'll be moving in May."),  # their own news
     ],
@@ -305,3 +325,14 @@ def test_a_copy_leaves_out_encouragement_and_reactions_to_the_listener(turn, kep
     from ftamem_core.construction.extraction import statements
 
     assert statements(turn, ["Jon"]) == kept
+
+
+def test_a_copy_that_tells_of_a_plan_is_dated_ahead():
+    from ftamem_core.construction.extraction import Fragment, verbatim_units, with_stated_time
+
+    turn = Turn(idx=3, role="user", speaker="Omar", text="I am going to see the doctor on Friday about my sleep.")
+    frag = Fragment("g", 1, [turn], "2025-03-05")  # a Wednesday
+    (copy,) = verbatim_units(frag, [], min_words=4)
+    assert copy.time.event_time == "2025-02-28"  # the resolver alone reads a past
+    dated = with_stated_time(copy, [turn], ["Omar"])
+    assert (dated.time.time_orientation, dated.time.event_time) == ("future", "2025-03-07")

@@ -276,11 +276,14 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     own = [t for t in span if t.speaker in unit.fact.participants] or span
     said = " ".join(statements(t.text, [n for n in names if n != t.speaker]) for t in own)
     told = english_time.orientation(said) if said.strip() else "unknown"
-    return (
-        unit
-        if told == "unknown"
-        else unit.model_copy(update={"time": unit.time.model_copy(update={"time_orientation": told})})
-    )
+    if told == "unknown":
+        return unit
+    time = {"time_orientation": told}
+    own_turn = next((t for t in turns if t.idx == unit.evidence.end), None)
+    if told == "future" and unit.origin == "copied" and own_turn is not None:
+        # a copy's time was resolved as a past ("on Friday": the Friday before); a plan's is ahead
+        time["event_time"] = resolve(own_turn.text, session_date(unit.time.dialogue_time), "future") or "unknown"
+    return unit.model_copy(update={"time": unit.time.model_copy(update=time)})
 
 
 def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:

@@ -87,8 +87,8 @@ class LinkOutcome:
 
 
 def pieces_of_one_telling(a: FTAUnit, b: FTAUnit) -> bool:
-    """Two pieces of one split fact (setting ``extraction.split_facts``) over shared turns of one
-    session: the same episode, whatever else they look like."""
+    """Two split pieces (setting ``extraction.split_facts``) over shared turns of one session: one
+    telling of one episode."""
     return (
         a.origin == b.origin == "split"
         and a.evidence.session_id == b.evidence.session_id
@@ -110,9 +110,10 @@ def apply_updates(
     never changed by the model; a change the model makes is written to the history as its own.
     A unit deleted by hand while the build ran is skipped, not an error.
 
-    With ``split_pieces`` (setting ``extraction.split_facts``, which makes the pieces) a relation
-    the model gives two pieces of one telling is stored as ``same_episode_as``: the 1.5B labels
-    nearly every pair ``updates``, and on dev 8 of its 11 links were such pieces."""
+    With ``split_pieces`` (setting ``extraction.split_facts``, which makes the pieces) an
+    ``updates``, ``followup_of`` or ``supports`` the model gives two pieces of one telling is
+    stored as ``same_episode_as`` and changes neither piece's lifecycle: the 1.5B labels nearly
+    every pair ``updates``, and on dev 8 of its 11 links were such pieces. A contradiction stands."""
     by_key = {key(u): u for u in new}
     shown = {(f"m{uid}", key(n)): n for uid, found in pairs.items() for n in found}
     outcomes = []
@@ -126,7 +127,12 @@ def apply_updates(
             seen.add(pair)
             if update.relation == "unknown":
                 continue  # a relation that cannot be confirmed changes nothing
-            relation = "same_episode_as" if split_pieces and pieces_of_one_telling(unit, neighbour) else update.relation
+            one_telling = (
+                split_pieces
+                and update.relation in ("updates", "followup_of", "supports")
+                and pieces_of_one_telling(unit, neighbour)
+            )
+            relation = "same_episode_as" if one_telling else update.relation
             when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
             present = store.units_by_id(unit.case_id, [neighbour.id, unit.id])  # an earlier update counts
             if len(present) < 2:
@@ -135,12 +141,12 @@ def apply_updates(
             human = corrected_fields(store, unit.case_id, neighbour.id)
             lifecycle = (
                 current.lifecycle_status
-                if update.lifecycle_status == "unknown" or "lifecycle_status" in human
+                if one_telling or update.lifecycle_status == "unknown" or "lifecycle_status" in human
                 else update.lifecycle_status
             )
             completeness = (
                 current.completeness
-                if update.completeness == "unknown" or "completeness" in human
+                if one_telling or update.completeness == "unknown" or "completeness" in human
                 else update.completeness
             )
             updated = store.set_unit_status(unit.case_id, neighbour.id, lifecycle, completeness, when)

@@ -14,6 +14,7 @@ import argparse
 import hashlib
 import json
 import subprocess
+from datetime import datetime
 from pathlib import Path
 
 from .splits import SESSIONS, SPLITS, split_of
@@ -244,8 +245,6 @@ def audits(folder: Path) -> list[dict]:
     as one audit without a label. Each audit: ``label`` (None for the flat one), ``path``,
     ``measured_at``, ``note``, ``rounds`` (case -> how it was drawn) and ``scores`` (as ``audit_scores``);
     folders without scores are left out."""
-    from datetime import datetime
-
     root = folder / "audit"
     if not root.is_dir():
         return []
@@ -281,7 +280,15 @@ def audits(folder: Path) -> list[dict]:
                 "scores": scores,
             }
         )
-    return sorted(out, key=lambda a: (a["measured_at"] or "", a["label"] or ""), reverse=True)
+    return sorted(
+        out,
+        key=lambda a: (
+            a["measured_at"] is not None,
+            datetime.fromisoformat(a["measured_at"] or "0001-01-01"),
+            a["label"] or "",
+        ),
+        reverse=True,
+    )
 
 
 def audit_table(scores: dict[str, dict[str, list[dict]]]) -> list[str]:
@@ -341,7 +348,11 @@ def audit_section(audit: dict) -> list[str]:
     return [
         "## Hand audit of the test builds" + (f", `{label}`" if label else ""),
         "",
-        (f"Measured {audit['measured_at'][:10]}. " if audit["measured_at"] else "")
+        (
+            f"Measured {datetime.fromisoformat(audit['measured_at']).date().isoformat()}. "
+            if audit["measured_at"]
+            else ""
+        )
         + f"Seeded rounds (`ftamem audit new CASE --units N --pairs M --seed S`) over the test builds "
         f"({', '.join(scores)}), each item read against its turns and scored 0-2 with the paper's rubric "
         "by two annotators working blind (`ftamem audit sheet`); scores in "

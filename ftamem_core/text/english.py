@@ -28,7 +28,7 @@ REPAIRS_OFF = {
         "trim_spans": False,  # spans trimmed to the turns sharing a fact's [a-z] stems
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
         "coverage_pass": False,  # its fact is checked against the turn's [a-z] words
-        "stated_anchors": False,  # English feeling words and "I want to" after "I"
+        "stated_anchors": False,  # English feeling words, "I want to" after "I", English tenses
     },
     "longitudinal": {
         "ground_notes": False,  # notes must share [a-z] words with their units

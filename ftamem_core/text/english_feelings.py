@@ -127,7 +127,10 @@ _INTENT = re.compile(
     # "we" plans only in words that say so ("we'll get through this" is encouragement)
     r"|\bwe(?:'re| are)? (?P<we>planning to|planning on|plan to|going to|gonna|hoping to|thinking of|thinking about)"
     r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to)"
-    r"|\b(?P<wait>can't wait to|cannot wait to|looking forward to))"
+    # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
+    # ..." is his)
+    r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"
+    r"(?P<wait>can't wait to|cannot wait to|looking forward to))"
     r"\s+(?P<what>[^.,;:!?()\"]+)",
     re.IGNORECASE,
 )
@@ -214,7 +217,8 @@ def loves(statement: str) -> list[str]:
         words = m.group("what").split()
         ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS - {"and", "or"}]
         words = words[: ends[0]] if ends else words
-        if words and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
+        # "love it" says nothing of what "it" is
+        if words and words[0].lower() not in _REFERS_BACK and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
             out.append(f"{m.group('v').lower()} {' '.join(words[:LOVED_WORDS])}")
     return out
 

@@ -301,10 +301,16 @@ def small_talk(sentence: str) -> bool:
 # up!", "We got this!", "Wow, they look great!", "It must have been great to be involved."
 _CHEER = re.compile(
     r"^(?:(?:wow|whoa|woah|oh|ooh|yeah|yes|yep|aww|haha|well|and|so|but|ok|okay|hey)\b[,!.]?\s+)*"
-    r"(?:let's|let us|keep (?:it up|going|pushing|at it|up the)|stay (?:positive|motivated|strong)|hang in|push through|"
+    r"(?:let's(?! see\b)|let us|keep (?:it up|going|pushing|at it|up the)|stay (?:positive|motivated|strong)|hang in|push through|"
     r"don't give up|never give up|go for it|way to go|we got this|we've got this|we can do (?:it|this)|"
     r"we'll (?:make it|get through)|cherish|good luck|what an?\b|"
-    r"(?:it|that|this|they|those|these|she|he) (?:look|looks|sound|sounds|must)\b|looks\b|sounds\b|must have been\b)",
+    # a reaction to what the listener showed or told ("Wow, they look great!"), not "He looks so
+    # tired these days" about someone else
+    r"(?:it|that|this|those|these) (?:look|looks|sound|sounds|must have been|must've been)\b"
+    r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like a)\b"
+    r"|(?:they|he|she) (?:look|looks|sound|sounds) (?:so |really )?"
+    r"(?:great|good|amazing|awesome|fun|cool|lovely|happy|cute|beautiful|graceful)\b"
+    r"|must have been\b|must've been\b)",
     re.IGNORECASE,
 )
 
@@ -322,7 +328,10 @@ _SIGN_OFF = re.compile(
 # "I got your back", "Can't wait to see it done!", "I'll let you know."
 _SUPPORT = re.compile(
     r"\b(?:i'm|i am) (?:always |just )?here (?:for you|to (?:support|help) you)\b|\bi(?:'ve)? got your back\b"
-    r"|^(?:\w+[,!]?\s+)?(?:i )?can(?:'t| ?not) wait to (?:see|hear)(?: about)? (?:it|them|that|this|you|where you|what you|how)\b"
+    # waiting for the listener's news, in a short sentence ("Can't wait to see it done!"; not "I can't
+    # wait to see how it goes at my new job", news of the speaker's own)
+    r"|^(?:\w+[,!]?\s+)?(?:i )?can(?:'t| ?not) wait to (?:see|hear)(?: about)? (?:it|them|that|this|you|where you|what you)"
+    r"(?:\s+\w+){0,3}[.!]*$"
     r"|^(?:i'll|i will) (?:let you know|keep you (?:posted|updated))\b",
     re.IGNORECASE,
 )
@@ -332,7 +341,7 @@ def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told (both
     without "I": "Let's go, I start tomorrow" is the speaker's news), offers help, promises
     support, waits for their news or says goodbye."""
-    sentence = sentence.strip()
+    sentence = sentence.strip().replace("\u2019", "'")
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
         return True
     return not first_person(sentence) and bool(_CHEER.match(sentence))

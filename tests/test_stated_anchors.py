@@ -125,6 +125,9 @@ def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
         # ordinary counseling English a reviewer tried
         ("My son won't talk to me.", "future"),  # "won't" is no "won"
         ("So stressed about my exams.", "unknown"),  # a feeling in a word is no past verb
+        ("Exhausted.", "unknown"),
+        ("I lost my job.", "past"),  # a feeling word, and a past verb after its subject
+        ("Lost my job.", "past"),
         ("I'm still not used to living alone.", "present"),
         ("I have no will to live anymore.", "present"),
         ("I went to the party last night and I'm feeling great.", "past"),

@@ -157,6 +157,12 @@ _REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
 _CLAUSE_WORDS = frozenset("and but so because since though while or when if until".split())
 
 
+def _to_clause_end(words: list[str], clause_words: frozenset[str]) -> list[str]:
+    """``words`` up to the next clause word after the first."""
+    ends = [i for i, w in enumerate(words) if i and w.lower() in clause_words]
+    return words[: ends[0]] if ends else words
+
+
 def feelings(statement: str) -> list[str]:
     """The feelings a first-person statement states, as said ("excited and nervous", "not happy"),
     in order, without repeats."""
@@ -215,8 +221,7 @@ def loves(statement: str) -> list[str]:
     out = []
     for m in _LOVE.finditer(statement.replace("\u2019", "'")):
         words = m.group("what").split()
-        ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS - {"and", "or"}]
-        words = words[: ends[0]] if ends else words
+        words = _to_clause_end(words, _CLAUSE_WORDS - {"and", "or"})  # "love reading and hiking"
         # "love it" says nothing of what "it" is
         if words and words[0].lower() not in _REFERS_BACK and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
             out.append(f"{m.group('v').lower()} {' '.join(words[:LOVED_WORDS])}")
@@ -247,8 +252,7 @@ def intentions(statement: str) -> list[str]:
     out = []
     for m in _INTENT.finditer(statement.replace("\u2019", "'")):
         words = _HEDGES.sub("", m.group("what").strip()).split()
-        ends = [i for i, w in enumerate(words) if i and w.lower() in _CLAUSE_WORDS]
-        what = " ".join(words[: ends[0]] if ends else words)
+        what = " ".join(_to_clause_end(words, _CLAUSE_WORDS))
         if (m.group("how") or m.group("we") or m.group("bare") or "").lower() == "going to" and _PLACE.match(what):
             what = f"go to {what}"
         words = what.split()

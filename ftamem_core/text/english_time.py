@@ -27,8 +27,9 @@ _IRREGULAR = (
 # "-ed" words that are no past verb
 _NOT_PAST = frozenset("need feed seed speed indeed bleed breed exceed succeed proceed weed bed red shed".split())
 # a feeling told in a word opening a sentence ("Exhausted.", "Tired all the time.") is no past
-# verb; one with an object is ("Lost my job.")
-_OBJECT = re.compile(r"\s+(?:my|the|a|an|his|her|their|our|your|it|him|them|me|us|this|that)\b", re.I)
+# verb; one with an object is ("Lost my job."). Not after a space: a search would scan a long
+# run of spaces once per start.
+_OBJECT = re.compile(r"(?<!\s)\s+(?:my|the|a|an|his|her|their|our|your|it|him|them|me|us|this|that)\b", re.I)
 # capitalised words that open a sentence and are no one's name
 _NOT_NAMES = "So|Really|Just|Very|Totally|Still|Pretty|Super|If|When|Once|As|Being|Feeling|Getting|Honestly|Maybe"
 # who did it: a pronoun, "my sister", "the curtains", or a name ("Dad moved", "Lena agreed"; not

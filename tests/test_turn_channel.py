@@ -116,3 +116,70 @@ def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget
     shown = render(packet, FULL, budget=room)
     assert shown.unit_ids == [1, 3] and "blackout curtains" in shown.text  # the update, not the lower unit
     assert render(packet, FULL).unit_ids == [1, 2, 3]  # without a budget, all of it
+
+
+def test_a_units_best_source_turn_comes_right_after_it_under_a_budget():
+    """A model-written fact keeps few of its turn's words: under a budget the unit's turn most like
+    the question is shown with it, before lower-ranked units (else the units fill the budget and
+    the packet shows less of what was said than the turns alone would)."""
+    import numpy as np
+
+    from ftamem_core.retrieval.packet import leading_turns
+
+    said = [
+        Turn(idx=4, speaker="Maya", text="The manager put me on nights from February, every week."),
+        Turn(idx=5, speaker="Omar", text="That sounds exhausting, how do you sleep?"),
+        Turn(idx=6, speaker="Maya", text="Barely four hours, the street is loud in the day."),
+    ]
+    scores = np.array([0, 0, 0, 0, 0.6, 0.1, 0.4])
+    assert leading_turns(said, scores, floor=0.35) == [said[0], said[2]]  # best first; 5 is below the floor
+    assert leading_turns(said, np.array([0, 0, 0, 0, 0.2, 0.1, 0.3]), floor=0.35) == [said[2]]  # the best always
+
+    u1, u2 = (
+        make_unit("c1", "Maya was moved to night shifts", 4, 6),
+        make_unit(
+            "c1",
+            "Maya paints landscapes in oil on weekends at the community centre with her neighbour and his daughter",
+            9,
+            9,
+        ),
+    )
+    u1.id, u2.id = 1, 2
+    packet = MemoryPacket([u1, u2], [], {1: said}, leading={1: leading_turns(said, scores, 0.35)})
+    with_turns = MemoryPacket([u1], [], packet.leading, leading=packet.leading)
+    room = approx_tokens(render(with_turns, FULL).text)
+    shown = render(packet, FULL, budget=room)
+    assert shown.unit_ids == [1] and shown.turn_ids == [4, 6] and shown.left_out == {2: "budget"}
+    assert "on nights from February" in shown.text and "paints" not in shown.text
+    # Without leading turns (no question to rank them by), the units come first and the turns after.
+    shown = render(MemoryPacket([u1, u2], [], {1: said}), FULL, budget=room)
+    assert shown.unit_ids == [1, 2] and shown.turn_ids == []
+    # Without a budget, every source turn that adds words, as in the paper's packet.
+    assert render(packet, FULL).turn_ids == [4, 5, 6]
+
+
+def test_retrieve_ranks_each_units_source_turns_by_the_question(memory):
+    """The pipeline gives the packet its leading turns: each unit's source turns by cosine with the
+    question (the turn index's), the best first and the others at the paper's tau or more."""
+    from ftamem_core.config import load_settings
+    from ftamem_core.retrieval.pipeline import TurnIndex, retrieve
+    from ftamem_core.retrieval.ranking import Cues
+
+    from test_retrieval import EMB
+
+    store, _ = memory
+    settings = load_settings(environ={}, retrieval={"tau": 0.1, "top_k": 3})
+    turns = TurnIndex.build(EMB, store.turns("c1"), replies=False)
+    query = EMB.encode(["When did Maya start night shifts?"])[0]
+    found = retrieve(store, "c1", query, query, Cues(), EMB, settings, k=3, ablations=FULL, turns=turns)
+    sims = turns.similarity(query, replies=False)
+    assert found.packet.leading.keys() == set(found.packet.unit_ids()) and found.packet.leading
+    for uid, lead in found.packet.leading.items():
+        span = [t.idx for t in found.packet.sources[uid]]
+        assert lead[0].idx == max(span, key=lambda i: sims[i])
+        assert all(sims[t.idx] >= 0.1 for t in lead[1:]) and [t.idx for t in lead] == sorted(
+            (t.idx for t in lead), key=lambda i: -sims[i]
+        )
+    # Without a turn index (the paper's ask loads no turns) there are none and the packet is the paper's.
+    bare = retrieve(store, "c1", query, query, Cues(), EMB, settings, k=3, ablations=FULL, turns=TurnIndex())
+    assert bare.packet.leading == {}

@@ -9,11 +9,12 @@ and support-experience entries) is chosen by its relevance to the query.
 Rendering (beyond the paper: ``packet_token_budget``): each unit is one line with its evidence
 pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
 line does not have. Under a budget the packet is filled by priority: primary units by rank (a unit
-whose line no longer fits is passed over for the shorter ones below it), each with its linked
-units, then source turns of the units shown and notes while they fit, each counted on the whole
-text it would make (headings and date lines included); what is shown is laid out by section and
-time, the lines of one day under one date line ("### said 16 April 2023") rather than each line
-repeating it. The rendering records which units and turns it showed.
+whose line no longer fits is passed over for the shorter ones below it), each with its source turn
+most like the question (and its others at cosine tau or more: ``leading_turns``) and its linked
+units, then the other source turns of the units shown and notes while they fit, each counted on
+the whole text it would make (headings and date lines included); what is shown is laid out by
+section and time, the lines of one day under one date line ("### said 16 April 2023") rather than
+each line repeating it. The rendering records which units and turns it showed.
 
 Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
 compete with the primary units for the budget, merged by the one score both have, embedding
@@ -58,6 +59,8 @@ class MemoryPacket:
     support: list[SupportEntry] = field(default_factory=list)
     scores: dict[int, float] = field(default_factory=dict)  # primary unit id -> s_emb (merging with the channel)
     channel: list[tuple[float, Turn]] = field(default_factory=list)  # turn channel: raw turns, best first
+    # unit id -> the source turns that come right after it under a budget (``leading_turns``)
+    leading: dict[int, list[Turn]] = field(default_factory=dict)
 
     def unit_ids(self) -> list[int]:
         return [u.id for u in self.primary] + [n.unit.id for n in self.neighbours]
@@ -137,11 +140,13 @@ def build_packet(
     scores: dict[int, float] | None = None,
     channel: list[tuple[float, Turn]] | None = None,
     archived: bool = False,
+    turn_scores: np.ndarray | None = None,
 ) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
-    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on."""
+    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on;
+    ``turn_scores`` (each turn's cosine with the query, by index) chooses ``leading_turns``."""
     if ablations.question_only:
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
@@ -153,6 +158,8 @@ def build_packet(
         turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
+    if turn_scores is not None:
+        packet.leading = {uid: leading_turns(ts, turn_scores, floor) for uid, ts in sources.items()}
     if channel and not fact_only:
         packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
@@ -170,6 +177,15 @@ def build_packet(
             auxiliary_limit,
         )
     return packet
+
+
+def leading_turns(turns: list[Turn], scores: np.ndarray, floor: float) -> list[Turn]:
+    """Of a unit's source turns, those shown right after it under a budget: the one most like the
+    question, and the others at cosine ``floor`` or more, best first. A model-written fact keeps
+    few of its turns' words; without its turn beside it, a packet of such units shows less of what
+    was said than a packet of the turns themselves."""
+    ranked = sorted(turns, key=lambda t: -(scores[t.idx] if t.idx < len(scores) else 0.0))
+    return ranked[:1] + [t for t in ranked[1:] if t.idx < len(scores) and scores[t.idx] >= floor]
 
 
 def turn_lines(turns: list[Turn]) -> list[str]:
@@ -345,6 +361,9 @@ def render(
             return False
         left_out.pop(unit.id, None)
         pointed.update(span)
+        for t in packet.leading.get(unit.id, []):
+            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[unit.id]):
+                fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
         # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
         # it, before lower-ranked units: else a full budget leaves the top units without them.
         for n in linked.get(unit.id, []):

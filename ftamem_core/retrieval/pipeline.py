@@ -79,7 +79,8 @@ def retrieve(
     if ablations.question_only:
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
     source_on, channel_on = uses_turns(settings, ablations)
-    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if source_on else None
+    reply_context = settings.retrieval.source_reply_context
+    similarity = turns.similarity(query_vector, reply_context) if turns.turns and not ablations.fact_only else None
     scored = score_candidates(
         store,
         case_id,
@@ -93,7 +94,7 @@ def retrieve(
         score_all_below=settings.retrieval.score_all_below,
         open_partials=settings.retrieval.retrieve_open_partials,
         archived=settings.retrieval.retrieve_archived,
-        turn_similarity=similarity,
+        turn_similarity=similarity if source_on else None,
         source_weight=settings.retrieval.source_similarity,
     )
     scores, channel = {}, []
@@ -114,6 +115,7 @@ def retrieve(
         scores,
         channel,
         archived=settings.retrieval.retrieve_archived,
+        turn_scores=similarity,
     )
     return Retrieved(scored, packet, render(packet, ablations, budget, count))
 

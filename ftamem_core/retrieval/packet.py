@@ -159,7 +159,8 @@ def build_packet(
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
     if turn_scores is not None:
-        packet.leading = {uid: leading_turns(ts, turn_scores, floor) for uid, ts in sources.items()}
+        # a copy shows its turn already (less the pleasantries its making left out)
+        packet.leading = {u.id: leading_turns(sources[u.id], turn_scores, floor) for u in units if u.origin != "copied"}
     if channel and not fact_only:
         packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:

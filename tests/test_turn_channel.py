@@ -162,12 +162,13 @@ def test_retrieve_ranks_each_units_source_turns_by_the_question(memory):
     """The pipeline gives the packet its leading turns: each unit's source turns by cosine with the
     question (the turn index's), the best first and the others at the paper's tau or more."""
     from ftamem_core.config import load_settings
+    from ftamem_core.retrieval.packet import build_packet
     from ftamem_core.retrieval.pipeline import TurnIndex, retrieve
     from ftamem_core.retrieval.ranking import Cues
 
     from test_retrieval import EMB
 
-    store, _ = memory
+    store, ids = memory
     settings = load_settings(environ={}, retrieval={"tau": 0.1, "top_k": 3})
     turns = TurnIndex.build(EMB, store.turns("c1"), replies=False)
     query = EMB.encode(["When did Maya start night shifts?"])[0]
@@ -180,6 +181,13 @@ def test_retrieve_ranks_each_units_source_turns_by_the_question(memory):
         assert all(sims[t.idx] >= 0.1 for t in lead[1:]) and [t.idx for t in lead] == sorted(
             (t.idx for t in lead), key=lambda i: -sims[i]
         )
+    # A copy's line is its turn (less the pleasantries left out): it brings none.
+    copy = make_unit("c1", 'Maya told Omar: "The manager moved me to nights."', 0, 0)
+    copy.origin = "copied"
+    (copy_id,) = store.add_units("c1", [copy], EMB.encode([copy.fact.text]))
+
+    packet = build_packet(store, "c1", [copy_id, ids["shifts"]], 0, FULL, 0, turn_scores=sims)
+    assert copy_id not in packet.leading and packet.leading[ids["shifts"]]
     # Without a turn index (the paper's ask loads no turns) there are none and the packet is the paper's.
     bare = retrieve(store, "c1", query, query, Cues(), EMB, settings, k=3, ablations=FULL, turns=TurnIndex())
     assert bare.packet.leading == {}

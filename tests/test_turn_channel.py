@@ -134,6 +134,9 @@ def test_a_units_best_source_turn_comes_right_after_it_under_a_budget():
     scores = np.array([0, 0, 0, 0, 0.6, 0.1, 0.4])
     assert leading_turns(said, scores, floor=0.35) == [said[0], said[2]]  # best first; 5 is below the floor
     assert leading_turns(said, np.array([0, 0, 0, 0, 0.2, 0.1, 0.3]), floor=0.35) == [said[2]]  # the best always
+    # a turn the scores do not reach (erased since) ranks last, below a negative cosine
+    gone = Turn(idx=9, speaker="Maya", text="Gone.")
+    assert leading_turns([gone, said[0]], np.array([0, 0, 0, 0, -0.2]), floor=-1.0) == [said[0]]
 
     u1, u2 = (
         make_unit("c1", "Maya was moved to night shifts", 4, 6),
@@ -156,6 +159,41 @@ def test_a_units_best_source_turn_comes_right_after_it_under_a_budget():
     assert shown.unit_ids == [1, 2] and shown.turn_ids == []
     # Without a budget, every source turn that adds words, as in the paper's packet.
     assert render(packet, FULL).turn_ids == [4, 5, 6]
+
+
+def test_the_channel_turn_that_brings_a_unit_comes_before_its_leading_turns():
+    """The turn that brought the unit in is the evidence the question found: the unit's other
+    source turn (ranked by the rewritten query) must not take its place under a tight budget."""
+    a = Turn(idx=5, speaker="Maya", text="The shed, yes.")
+    b = Turn(idx=6, speaker="Maya", text="Dad moved into Oakwood care home on October 3rd.")
+    unit = make_unit("c1", "Maya's father moved", 5, 6)
+    unit.id = 1
+    packet = MemoryPacket([unit], [], {1: [a, b]}, scores={1: 0.2}, channel=[(0.6, b)], leading={1: [a, b]})
+    room = approx_tokens(render(MemoryPacket([unit], [], {1: [b]}, leading={1: [b]}), FULL).text)
+    shown = render(packet, FULL, budget=room)
+    assert shown.unit_ids == [1] and shown.turn_ids == [6] and "Oakwood" in shown.text
+
+
+def test_a_linked_neighbour_brings_its_leading_turns_before_lower_units():
+    from ftamem_core.retrieval.packet import Neighbour
+
+    top, low, update = (
+        make_unit("c1", t, i, i)
+        for i, t in (
+            (1, "Maya sleeps four hours"),
+            (9, "Maya paints"),
+            (20, "Maya sleeps better"),
+        )
+    )
+    top.id, low.id, update.id = 1, 2, 3
+    said = Turn(
+        idx=20, speaker="Maya", text="The blackout curtains work really well, six hours every night now, rested."
+    )
+    neighbours = [Neighbour(update, 1, "updates m1")]
+    packet = MemoryPacket([top, low], neighbours, {3: [said]}, scores={1: 0.5, 2: 0.4}, leading={3: [said]})
+    room = approx_tokens(render(MemoryPacket([top], neighbours, {3: [said]}, leading={3: [said]}), FULL).text)
+    shown = render(packet, FULL, budget=room)
+    assert shown.unit_ids == [1, 3] and shown.turn_ids == [20] and shown.left_out == {2: "budget"}
 
 
 def test_retrieve_ranks_each_units_source_turns_by_the_question(memory):
@@ -188,6 +226,23 @@ def test_retrieve_ranks_each_units_source_turns_by_the_question(memory):
 
     packet = build_packet(store, "c1", [copy_id, ids["shifts"]], 0, FULL, 0, turn_scores=sims)
     assert copy_id not in packet.leading and packet.leading[ids["shifts"]]
+    # Fact only: no source turns, so none lead.
+    fact_only = retrieve(
+        store, "c1", query, query, Cues(), EMB, settings, k=3, ablations=Ablations(fact_only=True), turns=turns
+    )
+    assert fact_only.packet.leading == {} and fact_only.shown.turn_ids == []
     # Without a turn index (the paper's ask loads no turns) there are none and the packet is the paper's.
     bare = retrieve(store, "c1", query, query, Cues(), EMB, settings, k=3, ablations=FULL, turns=TurnIndex())
     assert bare.packet.leading == {}
+
+
+def test_ask_reads_the_turns_wherever_retrieval_uses_them():
+    from ftamem_core.config import load_settings
+    from ftamem_core.retrieval.pipeline import needs_turns
+
+    off = {"turn_channel": 0, "source_similarity": 0.0}
+    assert needs_turns(load_settings(environ={}, retrieval={**off, "packet_token_budget": 500}), FULL)
+    assert not needs_turns(load_settings(environ={}, retrieval={**off, "packet_token_budget": 0}), FULL)
+    assert not needs_turns(load_settings(environ={}, profile="paper"), FULL)  # the paper's ask reads no turns
+    assert needs_turns(load_settings(environ={}), FULL)
+    assert not needs_turns(load_settings(environ={}), Ablations(fact_only=True))

@@ -59,7 +59,8 @@ class MemoryPacket:
     support: list[SupportEntry] = field(default_factory=list)
     scores: dict[int, float] = field(default_factory=dict)  # primary unit id -> s_emb (merging with the channel)
     channel: list[tuple[float, Turn]] = field(default_factory=list)  # turn channel: raw turns, best first
-    # unit id -> the source turns that come right after it under a budget (``leading_turns``)
+    # unit id -> the source turns that come right after it in the budget's order (``leading_turns``;
+    # laid out, they sit under "Source turns" with the others)
     leading: dict[int, list[Turn]] = field(default_factory=dict)
 
     def unit_ids(self) -> list[int]:
@@ -146,7 +147,8 @@ def build_packet(
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
     of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on;
-    ``turn_scores`` (each turn's cosine with the query, by index) chooses ``leading_turns``."""
+    ``turn_scores`` (each turn's cosine with the query, by index) chooses ``leading_turns``, with
+    ``floor`` as their floor too."""
     if ablations.question_only:
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
@@ -158,7 +160,7 @@ def build_packet(
         turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
-    if turn_scores is not None:
+    if turn_scores is not None and sources:
         # a copy shows its turn already (less the pleasantries its making left out)
         packet.leading = {u.id: leading_turns(sources[u.id], turn_scores, floor) for u in units if u.origin != "copied"}
     if channel and not fact_only:
@@ -182,11 +184,15 @@ def build_packet(
 
 def leading_turns(turns: list[Turn], scores: np.ndarray, floor: float) -> list[Turn]:
     """Of a unit's source turns, those shown right after it under a budget: the one most like the
-    question, and the others at cosine ``floor`` or more, best first. A model-written fact keeps
+    query, and the others at cosine ``floor`` or more, best first. A model-written fact keeps
     few of its turns' words; without its turn beside it, a packet of such units shows less of what
     was said than a packet of the turns themselves."""
-    ranked = sorted(turns, key=lambda t: -(scores[t.idx] if t.idx < len(scores) else 0.0))
-    return ranked[:1] + [t for t in ranked[1:] if t.idx < len(scores) and scores[t.idx] >= floor]
+
+    def score(t: Turn) -> float:
+        return float(scores[t.idx]) if 0 <= t.idx < len(scores) else float("-inf")
+
+    ranked = sorted(turns, key=lambda t: -score(t))
+    return ranked[:1] + [t for t in ranked[1:] if score(t) >= floor]
 
 
 def turn_lines(turns: list[Turn]) -> list[str]:
@@ -349,8 +355,14 @@ def render(
             owner.setdefault(i, u)
     left_out: dict[int, str] = {}
 
-    def show(unit: FTAUnit) -> bool:
-        """The unit's line and its linked neighbours, if they fit; else why not, in ``left_out``."""
+    def add_source(t: Turn, line: str) -> None:
+        """A source turn, where it is not shown yet, adds words to its unit's line and fits."""
+        if t.idx not in turns and t.idx not in channel and _adds_words(t, line):
+            fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
+
+    def show(unit: FTAUnit, anchor: Turn | None = None) -> bool:
+        """The unit's line (with ``anchor``, the channel turn that brought it, then its leading
+        turns) and its linked neighbours (with theirs), if they fit; else why not, in ``left_out``."""
         span = set(range(unit.evidence.start, unit.evidence.end + 1))
         if span <= channel.keys() and not _adds_words_to(unit.fact.text, [channel[i] for i in span]):
             left_out[unit.id] = COVERED  # its turns are shown word for word already and its line adds nothing
@@ -362,9 +374,8 @@ def render(
             return False
         left_out.pop(unit.id, None)
         pointed.update(span)
-        for t in packet.leading.get(unit.id, []):
-            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[unit.id]):
-                fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
+        for t in ([anchor] if anchor else []) + packet.leading.get(unit.id, []):
+            add_source(t, lines[unit.id])
         # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
         # it, before lower-ranked units: else a full budget leaves the top units without them.
         for n in linked.get(unit.id, []):
@@ -374,6 +385,8 @@ def render(
             if fits(lambda: shown_neighbours.append(n), shown_neighbours.pop):
                 pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
                 left_out.pop(n.unit.id, None)
+                for t in packet.leading.get(n.unit.id, []):
+                    add_source(t, lines[n.unit.id])
             else:
                 del lines[n.unit.id]
                 left_out.setdefault(n.unit.id, BUDGET)
@@ -389,15 +402,11 @@ def render(
             # A channel turn inside a kept unit's span brings the unit, with the turn as its
             # anchor: shown alone, the turn would keep out the unit the answer should cite.
             unit = owner.get(item.idx)
-            if unit is not None and unit.id not in left_out and show(unit):
-                if _adds_words(item, lines[unit.id]):
-                    fits(lambda: turns.__setitem__(item.idx, item), lambda: turns.pop(item.idx))
-            else:
+            if unit is None or unit.id in left_out or not show(unit, anchor=item):
                 fits(lambda: channel.__setitem__(item.idx, item), lambda: channel.pop(item.idx))
     for u in shown_primary + [n.unit for n in shown_neighbours]:
         for t in packet.sources.get(u.id, []):
-            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]):
-                fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
+            add_source(t, lines[u.id])
     for note in [f"- ({e.kind}) {e.text}" for e in packet.semantic] + [
         f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support
     ]:

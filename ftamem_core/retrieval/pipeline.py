@@ -49,6 +49,13 @@ def uses_turns(settings: Settings, ablations: Ablations) -> tuple[bool, bool]:
     return settings.retrieval.source_similarity > 0 and not off, bool(settings.retrieval.turn_channel) and not off
 
 
+def needs_turns(settings: Settings, ablations: Ablations) -> bool:
+    """Whether retrieval reads the case's turns: for source similarity, the turn channel, or the
+    order of a unit's source turns under a packet budget."""
+    budgeted = settings.retrieval.packet_token_budget > 0 and not (ablations.fact_only or ablations.question_only)
+    return any(uses_turns(settings, ablations)) or budgeted
+
+
 @dataclass
 class Retrieved:
     scored: Scored | None
@@ -79,8 +86,8 @@ def retrieve(
     if ablations.question_only:
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
     source_on, channel_on = uses_turns(settings, ablations)
-    reply_context = settings.retrieval.source_reply_context
-    similarity = turns.similarity(query_vector, reply_context) if turns.turns and not ablations.fact_only else None
+    # each turn's cosine with the query: s_src, and the order of a unit's source turns in the packet
+    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if turns.turns else None
     scored = score_candidates(
         store,
         case_id,

@@ -141,9 +141,7 @@ def ask(
         ahead = (
             None
             if ab.question_only
-            else background.submit(
-                _embed_ahead, embedder, question, all_turns, settings.retrieval.source_reply_context
-            )
+            else background.submit(_embed_ahead, embedder, question, all_turns, settings.retrieval.source_reply_context)
         )
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)

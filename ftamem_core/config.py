@@ -428,8 +428,8 @@ class RetrievalSettings(_Phase):
         ge=0,
         paper=0,
         description="the packet is cut to this many tokens "
-        "(units one line each by rank, each with its source turn most like the question, "
-        "then the other source turns that add words); 0: everything retrieved",
+        "(units one line each first, then source turns that add words); 0: "
+        "everything retrieved",
     )
     turn_channel: int = setting(
         10,

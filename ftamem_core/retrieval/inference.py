@@ -17,7 +17,7 @@ from ..construction.builder import people
 from ..llm.embeddings import Embedder
 from ..llm.base import LLM, call_context
 from .packet import MemoryPacket
-from .pipeline import TurnIndex, needs_turns, retrieve, uses_turns
+from .pipeline import TurnIndex, retrieve, uses_turns
 from ..llm.prompts import load_prompt
 from .ranking import Cues, RewriteReply, cues_from, heuristic_cues
 from ..storage.store import Store
@@ -133,7 +133,7 @@ def ask(
     )
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
-    all_turns = store.turns(case_id) if needs_turns(settings, ab) else []
+    all_turns = store.turns(case_id) if channel_on or source_on else []
     with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
         # The question and the turns are embedded while the model rewrites (in a new process this
@@ -141,7 +141,9 @@ def ask(
         ahead = (
             None
             if ab.question_only
-            else background.submit(_embed_ahead, embedder, question, all_turns, settings.retrieval.source_reply_context)
+            else background.submit(
+                _embed_ahead, embedder, question, all_turns, source_on and settings.retrieval.source_reply_context
+            )
         )
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)

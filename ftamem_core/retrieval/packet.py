@@ -9,12 +9,11 @@ and support-experience entries) is chosen by its relevance to the query.
 Rendering (beyond the paper: ``packet_token_budget``): each unit is one line with its evidence
 pointer, time and feeling; a source turn is shown once, and only where it adds words the unit's
 line does not have. Under a budget the packet is filled by priority: primary units by rank (a unit
-whose line no longer fits is passed over for the shorter ones below it), each with its source turn
-most like the question (and its others at cosine tau or more: ``leading_turns``) and its linked
-units, then the other source turns of the units shown and notes while they fit, each counted on
-the whole text it would make (headings and date lines included); what is shown is laid out by
-section and time, the lines of one day under one date line ("### said 16 April 2023") rather than
-each line repeating it. The rendering records which units and turns it showed.
+whose line no longer fits is passed over for the shorter ones below it), each with its linked
+units, then source turns of the units shown and notes while they fit, each counted on the whole
+text it would make (headings and date lines included); what is shown is laid out by section and
+time, the lines of one day under one date line ("### said 16 April 2023") rather than each line
+repeating it. The rendering records which units and turns it showed.
 
 Turn channel (beyond the paper: ``turn_channel``): the raw turns most similar to the question
 compete with the primary units for the budget, merged by the one score both have, embedding
@@ -59,9 +58,6 @@ class MemoryPacket:
     support: list[SupportEntry] = field(default_factory=list)
     scores: dict[int, float] = field(default_factory=dict)  # primary unit id -> s_emb (merging with the channel)
     channel: list[tuple[float, Turn]] = field(default_factory=list)  # turn channel: raw turns, best first
-    # unit id -> the source turns that come right after it in the budget's order (``leading_turns``;
-    # laid out, they sit under "Source turns" with the others)
-    leading: dict[int, list[Turn]] = field(default_factory=dict)
 
     def unit_ids(self) -> list[int]:
         return [u.id for u in self.primary] + [n.unit.id for n in self.neighbours]
@@ -141,14 +137,11 @@ def build_packet(
     scores: dict[int, float] | None = None,
     channel: list[tuple[float, Turn]] | None = None,
     archived: bool = False,
-    turn_scores: np.ndarray | None = None,
 ) -> MemoryPacket:
     """``primary_ids`` best first. ``relevance`` scores texts against the query (cosine); the
     auxiliary entries scoring at least ``floor`` are kept, most relevant first. Without it the
     entries citing packet units are kept in the order their cited units rank. ``scores`` (s_emb
-    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on;
-    ``turn_scores`` (each turn's cosine with the query, by index) chooses ``leading_turns``, with
-    ``floor`` as their floor too."""
+    of the primary units) and ``channel`` (``channel_turns``) turn the turn channel on."""
     if ablations.question_only:
         return MemoryPacket()
     primary = store.units_by_id(case_id, primary_ids)
@@ -160,9 +153,6 @@ def build_packet(
         turns = store.turns_in_spans(case_id, [(u.evidence.start, u.evidence.end) for u in units])
         sources = {u.id: [t for t in turns if u.evidence.start <= t.idx <= u.evidence.end] for u in units}
     packet = MemoryPacket(primary, neighbours, sources)
-    if turn_scores is not None and sources:
-        # a copy shows its turn already (less the pleasantries its making left out)
-        packet.leading = {u.id: leading_turns(sources[u.id], turn_scores, floor) for u in units if u.origin != "copied"}
     if channel and not fact_only:
         packet.scores, packet.channel = dict(scores or {}), list(channel)
     if not (ablations.no_auxiliary or fact_only) and auxiliary_limit > 0 and units:
@@ -180,19 +170,6 @@ def build_packet(
             auxiliary_limit,
         )
     return packet
-
-
-def leading_turns(turns: list[Turn], scores: np.ndarray, floor: float) -> list[Turn]:
-    """Of a unit's source turns, those shown right after it under a budget: the one most like the
-    query, and the others at cosine ``floor`` or more, best first. A model-written fact keeps
-    few of its turns' words; without its turn beside it, a packet of such units shows less of what
-    was said than a packet of the turns themselves."""
-
-    def score(t: Turn) -> float:
-        return float(scores[t.idx]) if 0 <= t.idx < len(scores) else float("-inf")
-
-    ranked = sorted(turns, key=lambda t: -score(t))
-    return ranked[:1] + [t for t in ranked[1:] if score(t) >= floor]
 
 
 def turn_lines(turns: list[Turn]) -> list[str]:
@@ -355,14 +332,8 @@ def render(
             owner.setdefault(i, u)
     left_out: dict[int, str] = {}
 
-    def add_source(t: Turn, line: str) -> None:
-        """A source turn, where it is not shown yet, adds words to its unit's line and fits."""
-        if t.idx not in turns and t.idx not in channel and _adds_words(t, line):
-            fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
-
-    def show(unit: FTAUnit, anchor: Turn | None = None) -> bool:
-        """The unit's line (with ``anchor``, the channel turn that brought it, then its leading
-        turns) and its linked neighbours (with theirs), if they fit; else why not, in ``left_out``."""
+    def show(unit: FTAUnit) -> bool:
+        """The unit's line and its linked neighbours, if they fit; else why not, in ``left_out``."""
         span = set(range(unit.evidence.start, unit.evidence.end + 1))
         if span <= channel.keys() and not _adds_words_to(unit.fact.text, [channel[i] for i in span]):
             left_out[unit.id] = COVERED  # its turns are shown word for word already and its line adds nothing
@@ -374,8 +345,6 @@ def render(
             return False
         left_out.pop(unit.id, None)
         pointed.update(span)
-        for t in ([anchor] if anchor else []) + packet.leading.get(unit.id, []):
-            add_source(t, lines[unit.id])
         # A unit's linked neighbours (its later updates, contradictions, follow-ups) come with
         # it, before lower-ranked units: else a full budget leaves the top units without them.
         for n in linked.get(unit.id, []):
@@ -385,8 +354,6 @@ def render(
             if fits(lambda: shown_neighbours.append(n), shown_neighbours.pop):
                 pointed.update(range(n.unit.evidence.start, n.unit.evidence.end + 1))
                 left_out.pop(n.unit.id, None)
-                for t in packet.leading.get(n.unit.id, []):
-                    add_source(t, lines[n.unit.id])
             else:
                 del lines[n.unit.id]
                 left_out.setdefault(n.unit.id, BUDGET)
@@ -402,11 +369,15 @@ def render(
             # A channel turn inside a kept unit's span brings the unit, with the turn as its
             # anchor: shown alone, the turn would keep out the unit the answer should cite.
             unit = owner.get(item.idx)
-            if unit is None or unit.id in left_out or not show(unit, anchor=item):
+            if unit is not None and unit.id not in left_out and show(unit):
+                if _adds_words(item, lines[unit.id]):
+                    fits(lambda: turns.__setitem__(item.idx, item), lambda: turns.pop(item.idx))
+            else:
                 fits(lambda: channel.__setitem__(item.idx, item), lambda: channel.pop(item.idx))
     for u in shown_primary + [n.unit for n in shown_neighbours]:
         for t in packet.sources.get(u.id, []):
-            add_source(t, lines[u.id])
+            if t.idx not in turns and t.idx not in channel and _adds_words(t, lines[u.id]):
+                fits(lambda: turns.__setitem__(t.idx, t), lambda: turns.pop(t.idx))
     for note in [f"- ({e.kind}) {e.text}" for e in packet.semantic] + [
         f"- (support tried) {e.strategy}: {e.outcome}. {e.text}" for e in packet.support
     ]:

@@ -49,13 +49,6 @@ def uses_turns(settings: Settings, ablations: Ablations) -> tuple[bool, bool]:
     return settings.retrieval.source_similarity > 0 and not off, bool(settings.retrieval.turn_channel) and not off
 
 
-def needs_turns(settings: Settings, ablations: Ablations) -> bool:
-    """Whether retrieval reads the case's turns: for source similarity, the turn channel, or the
-    order of a unit's source turns under a packet budget."""
-    budgeted = settings.retrieval.packet_token_budget > 0 and not (ablations.fact_only or ablations.question_only)
-    return any(uses_turns(settings, ablations)) or budgeted
-
-
 @dataclass
 class Retrieved:
     scored: Scored | None
@@ -86,8 +79,7 @@ def retrieve(
     if ablations.question_only:
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
     source_on, channel_on = uses_turns(settings, ablations)
-    # each turn's cosine with the query: s_src, and the order of a unit's source turns in the packet
-    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if turns.turns else None
+    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if source_on else None
     scored = score_candidates(
         store,
         case_id,
@@ -101,7 +93,7 @@ def retrieve(
         score_all_below=settings.retrieval.score_all_below,
         open_partials=settings.retrieval.retrieve_open_partials,
         archived=settings.retrieval.retrieve_archived,
-        turn_similarity=similarity if source_on else None,
+        turn_similarity=similarity,
         source_weight=settings.retrieval.source_similarity,
     )
     scores, channel = {}, []
@@ -122,7 +114,6 @@ def retrieve(
         scores,
         channel,
         archived=settings.retrieval.retrieve_archived,
-        turn_scores=similarity,
     )
     return Retrieved(scored, packet, render(packet, ablations, budget, count))
 

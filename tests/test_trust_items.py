@@ -98,8 +98,9 @@ def test_item3_every_regex_on_turn_text_is_linear():
     try:
         done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired as stopped:
-        started = (stopped.stderr or b"").decode() if isinstance(stopped.stderr, bytes) else stopped.stderr or ""
-        pytest.fail(f"a regex check ran over 10 minutes; the last one started: {started.split()[-1:]}")
+        # stopped, the output comes back as bytes whatever ``text`` asked; a check's name may hold spaces
+        started = stopped.stderr.decode() if isinstance(stopped.stderr, bytes) else stopped.stderr or ""
+        pytest.fail(f"a regex check ran over 10 minutes; the last one started: {started.splitlines()[-1:]}")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
 

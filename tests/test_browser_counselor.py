@@ -256,17 +256,12 @@ def test_item10_the_typed_name_is_kept_across_a_reload(server, browser, size):
 
 @pytest.mark.parametrize("size", SIZES)
 def test_item9_ask_shows_the_counselors_view_with_the_research_view_folded(server, browser, size):
-    from selenium.webdriver.common.keys import Keys
-
     browser.set_window_size(*SIZES[size])
     browser.get(f"{server}/ask?case={BUILT}")
-    box = _wait(lambda: _box(browser, "Question"), 60)
+    assert _wait(lambda: _box(browser, "Question"), 60)
     _wait(lambda: not browser.find_elements("css selector", "[data-testid=stStatusWidget]"), 60)
     _fold_sidebar(browser)
-    box.click()
-    box.send_keys("When did Daniel's father move into a care home?")
-    time.sleep(1)
-    box.send_keys(Keys.ENTER)
+    _submit_question(browser, "When did Daniel's father move into a care home?")
     assert _wait(lambda: "Answered in" in _text(browser), 120), "no answer"
     # The page may still be drawing the sources below the answer.
     assert _wait(lambda: "Answer\n" in _text(browser) and "Sources" in _text(browser), 30), _text(browser)[-800:]
@@ -333,18 +328,25 @@ def _alerts(driver) -> list[str]:
     return [e.text for e in driver.find_elements("css selector", "[data-testid=stAlert]")]
 
 
+def _submit_question(driver, question):
+    """Type the question and press Ask; again if the page was redrawn under the keys and nothing started
+    (seen once in CI: the box took the text, the form never submitted, no answer after four minutes)."""
+    for _ in range(3):
+        _set(driver, "Question", question)
+        clicked = _wait(lambda: _button(driver, "Ask").click() or True, 30)
+        assert clicked, "no Ask button"
+        if _wait(lambda: "Asking…" in _text(driver) or "Answered in" in _text(driver), 30):
+            return
+    raise AssertionError("the question was never submitted: " + _text(driver)[-800:])
+
+
 def _ask(driver, url, case_id):
     """Open Ask for this case and ask the care-home question; True once the answer and its sources are shown."""
-    from selenium.webdriver.common.keys import Keys
-
     driver.get(f"{url}/ask?case={case_id}")
-    box = _wait(lambda: _box(driver, "Question"), 60)
+    assert _wait(lambda: _box(driver, "Question"), 60)
     _wait(lambda: not driver.find_elements("css selector", "[data-testid=stStatusWidget]"), 60)
     _fold_sidebar(driver)
-    box.click()
-    box.send_keys(QUESTION)
-    time.sleep(1)
-    box.send_keys(Keys.ENTER)
+    _submit_question(driver, QUESTION)
     return bool(
         _wait(lambda: "Answered in" in _main(driver), 240)
         and _wait(lambda: "Sources" in _main(driver) and "Research view" in _main(driver), 60)

@@ -3,7 +3,7 @@ baseline's (each run made by ``benchmarks/evidence.py --results DIR``).
 
     .venv/bin/python benchmarks/compare.py BASELINE_DIR CANDIDATE_DIR [--method fta] [--json]
 
-For each budget, the mean content and pointer recall of ``--method`` in both runs and the paired
+For each budget, the mean content, unit content and pointer recall of ``--method`` in both runs and the paired
 difference (candidate minus baseline, questions resampled within each conversation, 95%). A
 change is an improvement only when the interval on dev excludes 0.
 """
@@ -34,7 +34,9 @@ def compare(base: dict[tuple, dict], cand: dict[tuple, dict]) -> list[dict]:
         keys = sorted(k for k in base if k[0] == budget and k in cand)
         if not keys:
             continue
-        for metric in ("content_recall", "pointer_recall"):
+        for metric in ("content_recall", "unit_content_recall", "pointer_recall"):
+            if any(metric not in cand[k] or metric not in base[k] for k in keys):
+                continue  # a run made before the metric was measured
             a = [cand[k][metric] for k in keys]
             b = [base[k][metric] for k in keys]
             d = paired_bootstrap(a, b, [k[1] for k in keys])

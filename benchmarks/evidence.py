@@ -10,7 +10,8 @@ Builds each case's first N sessions with the embedded model (or reuses the build
 ``--builds``), fills the sanity memories (``null``, ``verbatim``: no model call) beside it, then,
 for the questions of categories 1-4 (LoCoMo) whose gold evidence lies inside them, reports per
 packet token budget (counted with the model's tokenizer) and per memory: content recall (the
-headline: the gold turns whose words the packet shows) and pointer recall, beside turn-level RAG
+headline: the gold turns whose words the packet shows), unit content recall (the same on the
+packet's unit lines alone: what the units say) and pointer recall, beside turn-level RAG
 packed by the same rule; the paired bootstrap of FTA-Mem against each other method (questions
 resampled within conversations, 95%); counts of the built units read apart from the repairs
 (``evaluation.unit_counts``) and the construction cost per turn. ``--results DIR`` appends the
@@ -166,6 +167,7 @@ def measure(stores: dict[str, Store], case_id: str, settings, embedder, count=ap
                         "method": method,
                         "content_recall": content,
                         "pointer_recall": pointer,
+                        "unit_content_recall": packet.unit_recall(gold_text),
                         "tokens": packet.tokens,
                     }
                 )
@@ -183,7 +185,7 @@ def summarise(per_question: list[dict]) -> list[dict]:
             by_method.setdefault(r["method"], []).append(r)
         for method, items in by_method.items():
             strata = [r["case"] for r in items]
-            for metric in ("content_recall", "pointer_recall"):
+            for metric in ("content_recall", "unit_content_recall", "pointer_recall"):
                 b = stratified_bootstrap([r[metric] for r in items], strata)
                 rows.append(
                     {
@@ -212,7 +214,7 @@ def summarise(per_question: list[dict]) -> list[dict]:
                 continue
             mine = {(r["case"], r["qid"]): r for r in by_method["fta"]}
             pairs = [(mine[(r["case"], r["qid"])], r) for r in items if (r["case"], r["qid"]) in mine]
-            for metric in ("content_recall",):
+            for metric in ("content_recall", "unit_content_recall"):
                 b = paired_bootstrap(
                     [x[metric] for x, _ in pairs], [y[metric] for _, y in pairs], [x["case"] for x, _ in pairs]
                 )
@@ -467,7 +469,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"{sum(c['questions'] for c in cases.values())} questions, model {args.model}; "
         f"content recall: a gold turn counts when the packet shows {int(SHOWN_SHARE * 100)}% of its content words"
     )
-    for metric in ("content_recall", "pointer_recall", "tokens"):
+    for metric in ("content_recall", "unit_content_recall", "pointer_recall", "tokens"):
         print(f"\n{metric.replace('_', ' ')}:\n" + "\n".join(recall_table(summary, metric)))
     for case_id, c in cases.items():
         if "counts" in c:

@@ -63,6 +63,21 @@ def test_shown_reports_content_and_pointer_recall_apart():
     assert shown.recall({1: "I adopted a puppy named Pixie", 2: "We adopted her from the shelter"}) == (0.0, 1.0)
 
 
+def test_unit_content_recall_reads_the_unit_lines_alone():
+    """A packet whose turn shows the gold turn while its unit says nothing: the packet shows it,
+    the units do not."""
+    gold = {1: "I adopted a puppy named Pixie"}
+    shown = Shown(
+        pointed={1},
+        text="## Primary units\n[m1] A and B talked.\n## Source turns\n  [1] B: I adopted a puppy named Pixie",
+        tokens=20,
+        unit_text="[m1] A and B talked.",
+    )
+    assert shown.recall(gold) == (1.0, 1.0) and shown.unit_recall(gold) == 0.0
+    told = Shown(pointed={1}, text="", tokens=0, unit_text="[m2] B adopted a puppy named Pixie (event; turns 1)")
+    assert told.unit_recall(gold) == 1.0
+
+
 # sanity memories ----------------------------------------------------------------------------
 
 
@@ -104,7 +119,7 @@ def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
 @pytest.mark.skipif(not LOCOMO.exists(), reason="needs ../shared/data")
 def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_conversation(store):
     """The rule the headline figure must pass: a memory that says nothing cannot match raw turns
-    (pointer recall gives it 0.9 here)."""
+    (pointer recall gives it 0.9 here); and on the unit lines alone it shows nothing."""
     from ftamem_core.llm.embeddings import Embedder
     from ftamem_core.loaders import load_file
 
@@ -114,16 +129,30 @@ def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_convers
     fill(store, "conv-26", "null", embedder, settings)
     turns = TurnIndex.build(embedder, store.turns("conv-26"), settings.retrieval.source_reply_context)
     text = {t.idx: t.text for t in turns.turns}
-    null, rag, pointer = [], [], []
-    for q, gold in answerable(store, "conv-26", {"1", "2", "3", "4"}):
-        v = embedder.encode([q.question])[0]
-        gold_text = {i: text[i] for i in gold}
-        c, p = fta_packet(store, "conv-26", q.question, v, embedder, settings, 25, 250, turns).recall(gold_text)
+    questions = [
+        (q, embedder.encode([q.question])[0], {i: text[i] for i in gold})
+        for q, gold in answerable(store, "conv-26", {"1", "2", "3", "4"})
+    ]
+    null, rag, pointer, null_units, rag_units = [], [], [], [], []
+    for q, v, gold_text in questions:
+        shown = fta_packet(store, "conv-26", q.question, v, embedder, settings, 25, 250, turns)
+        c, p = shown.recall(gold_text)
         null.append(c)
         pointer.append(p)
-        rag.append(rag_packet(turns, v, settings, None, 250).recall(gold_text)[0])
+        null_units.append(shown.unit_recall(gold_text))
+        rag_shown = rag_packet(turns, v, settings, None, 250)
+        rag.append(rag_shown.recall(gold_text)[0])
+        rag_units.append(rag_shown.unit_recall(gold_text))
     assert len(null) >= 15
     assert np.mean(null) < np.mean(rag) < np.mean(pointer)
+    # What the units say: nothing for empty units or for turns alone; the turns' copies say their words.
+    assert max(null_units) == 0 and max(rag_units) == 0
+    fill(store, "conv-26", "verbatim", embedder, settings)
+    copies = [
+        fta_packet(store, "conv-26", q.question, v, embedder, settings, 25, 250, turns).unit_recall(gold_text)
+        for q, v, gold_text in questions
+    ]
+    assert np.mean(copies) > 0.3, np.mean(copies)
 
 
 # one packing, one pipeline ------------------------------------------------------------------
@@ -275,6 +304,11 @@ def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
         for b in (250, 500)
         for m, v in (("fta", 0.62), ("turn-rag", 0.7))
     ]
+    rows += [
+        {**base, "budget": b, "method": m, "metric": "unit_content_recall", "value": v, "low": v, "high": v}
+        for b in (250, 500)
+        for m, v in (("fta", 0.41), ("turn-rag", 0.0))
+    ]
     (tmp_path / "evidence.jsonl").write_text("\n".join(json.dumps(r) for r in rows))
     readme = tmp_path / "README.md"
     readme.write_text(f"# X\n\n{BEGIN}\nold table\n{END}\n\nrest\n")
@@ -282,6 +316,8 @@ def test_results_are_generated_from_rows_into_the_docs_and_the_readme(tmp_path):
     docs = (tmp_path / "RESULTS.md").read_text()
     assert "| fta | 0.62 [0.52, 0.72] | 0.62 [0.52, 0.72] |" in docs and "0.10" not in docs  # the newest run only
     assert "test (conv-43, conv-47, conv-50, sessions 1-3)" in docs
+    units = docs.split("Unit content recall (the same on the unit lines alone", 1)[1].split("Pointer recall", 1)[0]
+    assert "| fta | 0.41 [0.41, 0.41] |" in units and "| turn-rag | 0.00 [0.00, 0.00] |" in units
     text = readme.read_text()
     assert "old table" not in text and "| turn-rag | 0.70 [0.60, 0.80]" in text and text.endswith("rest\n")
 
@@ -552,6 +588,7 @@ def test_two_evidence_runs_compare_paired_by_question(tmp_path):
     assert content["difference"] == 0.625 and content["excludes_zero"] is True
     pointer = next(r for r in out if r["metric"] == "pointer_recall")
     assert pointer["difference"] == 0 and pointer["excludes_zero"] is False
+    assert not any(r["metric"] == "unit_content_recall" for r in out)  # runs made before it was measured
 
 
 def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):

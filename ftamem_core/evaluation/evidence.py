@@ -5,6 +5,10 @@ stored turns. Two readings of "in the packet":
 
 - content recall (the headline): the gold turns whose words the packet's text shows
   (``evaluation.content``: 60% of a turn's content words), whatever shows them, a unit or a turn;
+- unit content recall: the same on the lines of the units the packet shows alone, without the
+  turns shown beside them: what the units say. A memory of empty units reads 0 on it, turn-level
+  RAG 0 by construction, a memory of the turns' copies what retrieval reaches; a packet rule that
+  brings turns cannot raise it;
 - pointer recall: the gold turns inside the evidence spans of the units the packet shows, or
   shown word for word. A unit that points at a turn without saying what it said counts here,
   so a memory of empty units over long spans maxes it out (``evaluation.sanity``): read it
@@ -50,6 +54,7 @@ class Shown:
     pointed: set[int]  # turns the packet points to (unit spans) or shows word for word
     text: str  # the packet as the answering model reads it
     tokens: int
+    unit_text: str = ""  # the lines of its units alone
 
     def recall(self, gold: dict[int, str]) -> tuple[float, float]:
         """(content recall, pointer recall) of the gold turns (index -> text)."""
@@ -57,9 +62,14 @@ class Shown:
         content = sum(shown.shows(t) for t in gold.values()) / len(gold)
         return content, len(gold.keys() & self.pointed) / len(gold)
 
+    def unit_recall(self, gold: dict[int, str]) -> float:
+        """Content recall of the gold turns on the unit lines alone."""
+        shown = ShownText(self.unit_text)
+        return sum(shown.shows(t) for t in gold.values()) / len(gold)
+
 
 def _shown(rendered: Rendered, pointed: set[int]) -> Shown:
-    return Shown(pointed | set(rendered.turn_ids), rendered.text, rendered.tokens)
+    return Shown(pointed | set(rendered.turn_ids), rendered.text, rendered.tokens, "\n".join(rendered.unit_lines))
 
 
 def rag_packet(

@@ -375,6 +375,9 @@ def results_markdown(folder: Path) -> str:
         "interval that just excludes 0 with care. Content recall: a gold evidence turn counts when the",
         "packet shows 60% of its content words (`ftamem_core/evaluation/content.py`); pointer recall counts the",
         "turns inside the spans of the units shown, which a memory of empty units maxes out (the `null` row).",
+        "Unit content recall reads the unit lines of the same packet alone: what the units say, apart from",
+        "the turns shown beside them (0 for turn-level RAG by construction; the `null` memory's empty units",
+        "read 0 up to a turn whose few content words are the speakers' names).",
         "`null`: one information-free unit per 12-turn block (what its packets show comes from the source turns",
         "and the turn channel the packet adds to any unit); `verbatim`: the turns' copies alone, no model call;",
         "both retrieved exactly as `fta`; `full-context`: every turn of the sessions in the prompt. `fta - X`: the",
@@ -399,6 +402,12 @@ def results_markdown(folder: Path) -> str:
                 "",
             ]
             + recall_table(mine)
+            + (
+                ["", "Unit content recall (the same on the unit lines alone, without the turns shown beside them):", ""]
+                + recall_table(mine, "unit_content_recall")
+                if any(r["metric"] == "unit_content_recall" for r in mine)
+                else []
+            )
             + ["", "Pointer recall:", ""]
             + recall_table(mine, "pointer_recall")
             + ["", "Packet tokens (model tokenizer):", ""]
@@ -508,7 +517,7 @@ def readme_table(folder: Path) -> str:
             + [""]
         )
     lines.append(
-        "All figures, with pointer recall, packet tokens, costs and the paired differences: "
+        "All figures, with unit content recall, pointer recall, packet tokens, costs and the paired differences: "
         "[docs/RESULTS.md](docs/RESULTS.md)."
     )
     return "\n".join(lines) if rows or answers else "See [docs/RESULTS.md](docs/RESULTS.md)."

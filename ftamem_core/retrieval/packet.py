@@ -73,6 +73,7 @@ class Rendered:
     channel_ids: list[int] = field(default_factory=list)  # of those, the turn channel's
     tokens: int = 0  # as counted while filling the budget
     left_out: dict[int, str] = field(default_factory=dict)  # unit id -> why it is not shown (BUDGET, COVERED)
+    unit_lines: list[str] = field(default_factory=list)  # the lines of the units shown, without any turn
 
     def pointed_turns(self, packet: MemoryPacket) -> set[int]:
         """Turn indices inside the evidence spans of the units shown."""
@@ -385,7 +386,13 @@ def render(
     text = layout()
     shown_units = shown_primary + [n.unit for n in shown_neighbours]
     return Rendered(
-        text, [u.id for u in shown_units], sorted(turns.keys() | channel.keys()), sorted(channel), count(text), left_out
+        text,
+        [u.id for u in shown_units],
+        sorted(turns.keys() | channel.keys()),
+        sorted(channel),
+        count(text),
+        left_out,
+        [lines[u.id] for u in shown_units],
     )
 
 

@@ -322,6 +322,19 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ),
         ("Let's keep going. I start my new job tomorrow.", "I start my new job tomorrow."),
         ("Looks like I'll be moving in May.", "Looks like I'll be moving in May."),  # their own news
+        # thanks, wishes and hopes for the listener, promises to call on them
+        ("Cool, gonna give it a try. Thanks for the suggestion!", "Cool, gonna give it a try."),
+        ("Appreciate your kind words. I finished the painting last night.", "I finished the painting last night."),
+        ("All the best! Have fun hiking!", ""),
+        ("You got it! I hope you find a great spot soon!", ""),
+        ("I'll keep you posted. Ttyl, Bye!", ""),
+        ("I'll be sure to give you a shout whenever I run out of things to watch!", ""),
+        (
+            "Thanks for asking, I'm doing better since the surgery.",
+            "Thanks for asking, I'm doing better since the surgery.",
+        ),
+        ("I hope to finish my screenplay by May.", "I hope to finish my screenplay by May."),  # their own hope
+        ("Enjoying the new job a lot, my boss is great.", "Enjoying the new job a lot, my boss is great."),
     ],
 )
 def test_a_copy_leaves_out_encouragement_and_reactions_to_the_listener(turn, kept):

@@ -337,14 +337,33 @@ _SUPPORT = re.compile(
 )
 
 
+# Thanks and wishes to the listener: "Thanks for the suggestion!", "Appreciate your kind words.",
+# "All the best!", "Have fun hiking!", "Ttyl, bye!" (without "I": "Thanks for asking, I'm doing
+# better" is news).
+_THANKS_OR_WISH = re.compile(
+    r"^(?:(?:wow|oh|yeah|yes|yep|aww|well|ok|okay|hey|so|and|cheers)\b[,!.]?\s+)*"
+    r"(?:thanks|thank you|appreciate (?:it|that|this|the|your|you)|all the best|enjoy\b|have fun|ttyl)",
+    re.IGNORECASE,
+)
+
+# Hopes for the listener and promises to call on them, "I" or not: "I hope you find a great spot
+# soon!", "I'll be sure to give you a shout whenever I run out of things to watch!".
+_FOR_LISTENER = re.compile(
+    r"\bi (?:really |just |truly )?hope (?:that )?(?:you|your)\b"
+    r"|\bi(?:'ll| will) (?:be sure to |definitely )?give you a (?:shout|call|ring)\b",
+    re.IGNORECASE,
+)
+
+
 def cheer(sentence: str) -> bool:
-    """Whether a sentence only encourages the listener, reacts to what they showed or told (both
-    without "I": "Let's go, I start tomorrow" is the speaker's news), offers help, promises
-    support, waits for their news or says goodbye."""
+    """Whether a sentence only encourages the listener, reacts to what they showed or told,
+    thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
+    speaker's news), offers help, promises support or to keep them posted, hopes for them, waits
+    for their news or says goodbye."""
     sentence = sentence.strip().replace("\u2019", "'")
-    if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
+    if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence) or _FOR_LISTENER.search(sentence):
         return True
-    return not first_person(sentence) and bool(_CHEER.match(sentence))
+    return not first_person(sentence) and bool(_CHEER.match(sentence) or _THANKS_OR_WISH.match(sentence))
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)

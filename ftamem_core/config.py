@@ -331,7 +331,8 @@ class ExtractionSettings(_Phase):
         description="a unit "
         "whose feeling, intention or time orientation is unknown (a copy of a turn always is) takes "
         'those its speaker states in its turns in their own words ("I felt ashamed", "it was '
-        'magical", "I want to apply", "last week", "I\'m going to"; English rules)',
+        'magical", "I want to apply", "last week", "I\'m going to"; English rules), and with a '
+        "past told its completion complete, with a future pending",
     )
     # Off: measured on LoCoMo conv-26 it lowered pointer recall.
     trim_spans: bool = setting(

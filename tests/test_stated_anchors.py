@@ -352,3 +352,26 @@ def test_a_copy_that_tells_of_a_plan_is_dated_ahead():
     assert copy.time.event_time == "2025-02-28"  # the resolver alone reads a past
     dated = with_stated_time(copy, [turn], ["Omar"])
     assert (dated.time.time_orientation, dated.time.event_time) == ("future", "2025-03-07")
+    assert dated.time.completion == "pending"  # a plan not yet done
+
+
+@pytest.mark.parametrize(
+    "text, orientation, completion",
+    [
+        ("I went to the doctor about my sleep last week.", "past", "complete"),
+        ("I will see the doctor about my sleep next week.", "future", "pending"),
+        ("I am seeing the doctor about my sleep these days.", "present", "unknown"),  # ongoing: neither
+    ],
+)
+def test_a_copy_takes_the_completion_its_stated_time_tells(text, orientation, completion):
+    from ftamem_core.construction.extraction import Fragment, verbatim_units, with_stated_time
+
+    turn = Turn(idx=3, role="user", speaker="Omar", text=text)
+    (copy,) = verbatim_units(Fragment("g", 1, [turn], "2025-03-05"), [], min_words=4)
+    assert copy.time.completion == "unknown"
+    dated = with_stated_time(copy, [turn], ["Omar"])
+    assert (dated.time.time_orientation, dated.time.completion) == (orientation, completion)
+    kept = with_stated_time(
+        copy.model_copy(update={"time": copy.time.model_copy(update={"completion": "partial"})}), [turn], ["Omar"]
+    )
+    assert kept.time.completion == "partial"  # a status already known stays

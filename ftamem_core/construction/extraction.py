@@ -266,10 +266,15 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
     return unit.model_copy(update={"affect": unit.affect.model_copy(update=update)}) if update else unit
 
 
+# The paper's status of an event by the time its statements tell: a past event told is complete,
+# a future one a pending plan; a present or mixed one may be either, so it stays unknown.
+_STATUS_BY_ORIENTATION = {"past": "complete", "future": "pending"}
+
+
 def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
     """A unit whose time orientation is unknown (a copy of a turn always is) takes the one its
-    people's statements in its span tell (setting ``stated_anchors``; English rules in
-    ``text.english_time``)."""
+    people's statements in its span tell, and with it its completion where that was unknown
+    (setting ``stated_anchors``; English rules in ``text.english_time``)."""
     if unit.time.time_orientation != "unknown":
         return unit
     span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
@@ -279,6 +284,8 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     if told == "unknown":
         return unit
     time = {"time_orientation": told}
+    if unit.time.completion == "unknown" and told in _STATUS_BY_ORIENTATION:
+        time["completion"] = _STATUS_BY_ORIENTATION[told]
     own_turn = next((t for t in turns if t.idx == unit.evidence.end), None)
     if told == "future" and unit.origin == "copied" and own_turn is not None:
         # a copy's time was resolved as a past ("on Friday": the Friday before); a plan's is ahead

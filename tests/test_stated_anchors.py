@@ -49,6 +49,11 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I painted that lake last year. It's special to me.", ["it's special"]),
         ("I love helping the community, it matters.", ["love helping the community"]),
         ("Walking by the sea inspires me.", ["inspired"]),
+        # told without "I", with what it is about
+        ("Super excited for what's next!", ["excited"]),
+        ("Kinda jealous of all those fun outings with them.", ["jealous"]),
+        ("I just signed with a new team - excited for the season!", ["excited"]),
+        ("Not worried about it anymore.", ["not worried"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -72,6 +77,9 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "That must've been amazing for the kids.",
         "It looks awesome!",
         "I love your idea.",
+        "So happy for you!",  # the listener's news, told without "I"
+        "Down to help with the move.",  # another sense
+        "She was excited for the trip.",  # someone else's
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):

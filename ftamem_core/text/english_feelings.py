@@ -86,6 +86,13 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 ANSWER_WORDS = 6
+# A feeling told without its "I" at the start of a sentence or after a dash, with what it is
+# about ("Super excited for what's next!", "Kinda jealous of all those outings", "I signed with a
+# new team - excited for the season!"); "So happy for you!" is about the listener.
+_FRAGMENT = re.compile(
+    rf"(?:^|\s[-\u2013\u2014]\s+)(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)(?=\s+(?:for|about|to|of|with|that)\b)",
+    re.IGNORECASE,
+)
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
 _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
@@ -191,6 +198,12 @@ def feelings(statement: str) -> list[str]:
             out.append(
                 f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
             )
+        for m in _FRAGMENT.finditer(sentence):
+            a = m.group("a").lower()
+            after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
+            if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
+                negated = re.search(r"\b(?:not|never)\b", sentence[m.start() : m.start("a")], re.I)
+                out.append(f"not {a}" if negated else a)
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     out += appraisals(statement) + loves(statement)

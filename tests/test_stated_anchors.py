@@ -341,6 +341,7 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
             "Thanks for asking, I'm doing better since the surgery.",
             "Thanks for asking, I'm doing better since the surgery.",
         ),
+        ("Thanks a bunch! Thank you so much.", ""),
         ("I hope to finish my screenplay by May.", "I hope to finish my screenplay by May."),  # their own hope
         ("Enjoying the new job a lot, my boss is great.", "Enjoying the new job a lot, my boss is great."),
     ],

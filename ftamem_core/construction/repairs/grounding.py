@@ -339,10 +339,11 @@ _SUPPORT = re.compile(
 
 # Thanks and wishes to the listener: "Thanks for the suggestion!", "Appreciate your kind words.",
 # "All the best!", "Have fun hiking!", "Ttyl, bye!" (without "I": "Thanks for asking, I'm doing
-# better" is news).
+# better" is news). Thanks end the sentence: "Thanks a lot, it really helped" tells what helped.
 _THANKS_OR_WISH = re.compile(
     r"^(?:(?:wow|oh|yeah|yes|yep|aww|well|ok|okay|hey|so|and|cheers)\b[,!.]?\s+)*"
-    r"(?:thanks|thank you|appreciate (?:it|that|this|the|your|you)|all the best|enjoy\b|have fun|ttyl)",
+    r"(?:(?:thanks|thank you)(?: (?:so much|very much|a lot|a bunch|a ton))?(?: for\b[^,;]*)?[\s,.!]*$"
+    r"|appreciate (?:it|that|this|the|your|you)\b[^,;]*$|all the best|enjoy\b|have fun|ttyl)",
     re.IGNORECASE,
 )
 

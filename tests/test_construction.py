@@ -444,9 +444,23 @@ def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
     assert (reply.evidence.start, reply.fact.summary) == (2, "")
 
 
+def shifts_and_sleep():
+    """One session whose turns tell two things: night shifts, and sleep."""
+    case = doc(sessions=1)
+    for j, turn in enumerate(case.sessions[0].turns):
+        turn.text = (
+            "Maya works night shifts at the hospital."
+            if j % 4 == 0
+            else "Maya sleeps badly and wakes at dawn."
+            if j % 4 == 2
+            else "The counselor listens."
+        )
+    return case
+
+
 def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whole(store):
-    store.ingest([doc(sessions=1)])
-    told = "Maya talks about night shifts at work. Maya talks about sleep and part of the night."
+    store.ingest([shifts_and_sleep()])
+    told = "Maya works night shifts at the hospital. Maya sleeps badly and wakes at dawn."
 
     def two_sentences(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
@@ -457,14 +471,13 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
     pipeline.extraction = two_sentences
     report, events, _ = build(store, pipeline)
     facts = [u.fact.text for u in store.units("c1", construction_status=None)]
-    assert facts.count("Maya talks about night shifts at work.") == 1 and facts.count(told) == 1  # the partial whole
+    shifts = "Maya works night shifts at the hospital."
+    assert facts.count(shifts) == 1 and facts.count(told) == 1  # the partial whole
     origins = {u.fact.text: u.origin for u in store.units("c1", construction_status=None)}
-    assert origins["Maya talks about night shifts at work."] == "split" and origins[told] == "model"
-    assert [e.into for e in events if isinstance(e, ev.FactSplit)] == [
-        ["Maya talks about night shifts at work.", "Maya talks about sleep and part of the night."]
-    ]
+    assert origins[shifts] == "split" and origins[told] == "model"
+    assert [e.into for e in events if isinstance(e, ev.FactSplit)] == [[shifts, "Maya sleeps badly and wakes at dawn."]]
     off = Store(":memory:")
-    off.ingest([doc(sessions=1)])
+    off.ingest([shifts_and_sleep()])
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = two_sentences
     build(off, pipeline, settings=SETTINGS.with_overrides(extraction={"split_facts": False}))

@@ -621,6 +621,31 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
     assert split_fact(one, turns, names) == [one]  # one sentence group: the unit as it came
 
 
+def test_sentences_of_one_turn_or_opening_with_a_pronoun_stay_one_unit():
+    from ftamem_core.construction.extraction import UnitOut
+    from ftamem_core.construction.repairs.spans import split_fact
+
+    turns = [
+        Turn(idx=7, role="assistant", speaker="Counselor", text="Is there anyone who could share the night calls?"),
+        Turn(
+            idx=8,
+            role="user",
+            speaker="Daniel",
+            text="My sister Priya lives in Leeds. She offered to take the weekend calls but I said no.",
+        ),
+        Turn(idx=9, role="user", speaker="Daniel", text="I teach chemistry at Riverside High."),
+    ]
+    frag = Fragment("c1", 1, turns, "2025-09-12")
+    names = ["Daniel", "Counselor"]
+    # one turn told in two sentences, the second opening with "She": one unit, not a piece without its referent
+    told = "Daniel's sister Priya lives in Leeds. She offered to take the weekend calls but Daniel said no."
+    whole = to_unit(UnitOut.model_validate(unit(told, 7, 8)), frag)
+    assert [p.fact.text for p in split_fact(whole, turns, names)] == [told]
+    # a sentence carrying another turn is still a unit of its own
+    two = to_unit(UnitOut.model_validate(unit(f"{told} Daniel teaches chemistry at Riverside High.", 7, 9)), frag)
+    assert [p.fact.text for p in split_fact(two, turns, names)] == [told, "Daniel teaches chemistry at Riverside High."]
+
+
 def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
     from ftamem_core.construction.extraction import UnitOut, verbatim_units
 

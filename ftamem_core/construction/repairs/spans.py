@@ -31,6 +31,9 @@ def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
 
 
 _FINISHED = re.compile(r"[.!?…\"')\]]$")
+# English: a sentence opening with a pronoun tells of someone or something named before it
+# ("Daniel's sister Priya lives in Leeds. She offered to take the weekend calls ...").
+_POINTS_BACK = re.compile(r"(?:he|she|they|it|his|her|their|its|this|that|these|those)\b", re.IGNORECASE)
 
 
 def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = False) -> list[FTAUnit]:
@@ -38,8 +41,9 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
     sentence (setting ``split_facts``; the paper's rule: one event, state or plan per unit). The
     1.5B tells a LoCoMo fragment's ten turns in one fact of six sentences ("Audrey adopted Pixie
     ... Audrey said Pepper was adjusting well ..."); each sentence alone is found by its own
-    question and checked against its own turns. A sentence that carries no turn or names no
-    speaker continues the one before it ("It was so powerful."); a repeated sentence, and an
+    question and checked against its own turns. A sentence that carries no turn, only turns the
+    sentences before it carry, names no speaker or opens with a pronoun continues the one before
+    it ("It was so powerful.", "She offered to take the calls"); a repeated sentence, and an
     unfinished last one (the model stopped mid-clause), go. Each piece keeps the unit's span, cut
     to the turns it carries with ``trim``; the time stays on the pieces that say it, or on all
     when none does."""
@@ -48,16 +52,20 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
         parts = parts[:-1]
     span = span_turns(unit, turns)
     groups: list[list[str]] = []
+    carried: set[int] = set()  # the turns the current group carries
     seen: set[str] = set()
     for part in parts:
         key = normalised(part)
         if key in seen:
             continue
         seen.add(key)
-        if groups and not (carrying_turns(part, span, names) and speakers_named(part, names)):
+        mine = {t.idx for t in carrying_turns(part, span, names)}
+        if groups and (not mine or mine <= carried or not speakers_named(part, names) or _POINTS_BACK.match(part)):
             groups[-1].append(part)
+            carried |= mine
         else:
             groups.append([part])
+            carried = mine
     texts = [" ".join(g) for g in groups]
     if len(texts) < 2:  # nothing to split; repeated or unfinished sentences still go
         if not texts or texts[0] == unit.fact.text:

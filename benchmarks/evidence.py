@@ -214,7 +214,11 @@ def summarise(per_question: list[dict]) -> list[dict]:
                 continue
             mine = {(r["case"], r["qid"]): r for r in by_method["fta"]}
             pairs = [(mine[(r["case"], r["qid"])], r) for r in items if (r["case"], r["qid"]) in mine]
-            for metric in ("content_recall", "unit_content_recall"):
+            # turn-level RAG has no unit and the null memory's say nothing: 0 by construction
+            metrics = (
+                ("content_recall",) if other in ("turn-rag", "null") else ("content_recall", "unit_content_recall")
+            )
+            for metric in metrics:
                 b = paired_bootstrap(
                     [x[metric] for x, _ in pairs], [y[metric] for _, y in pairs], [x["case"] for x, _ in pairs]
                 )

@@ -106,6 +106,14 @@ def _text_functions():
             g.cheer("Wow," + t + "they look" + t),
             g.cheer("Yeah," + t + "can't wait to" + t + "see it"),
             g.cheer("I'm" + t + "here for you" + t),
+            g.cheer("Thanks for" + t + ",x"),
+            g.cheer("Thanks" + t + "so much" + t),
+            g.cheer("I hope you" + t + "find" + t),
+            g.cheer("Enjoy" + t + "it" + t),
+        ),
+        "stated feelings and time": lambda t: (
+            english_feelings.feelings("I" + t + "-" + t + "excited" + t + "for" + t),
+            english_time.settled("I" + t + "didn't" + t),
         ),
     }
 

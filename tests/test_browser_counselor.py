@@ -328,6 +328,10 @@ def _alerts(driver) -> list[str]:
     return [e.text for e in driver.find_elements("css selector", "[data-testid=stAlert]")]
 
 
+# What the Ask page shows once a question is under way (its status line, each stage, or the end).
+STARTED = ("Asking…", " · step ", "your question waits for it", "Answered in", "could not be answered")
+
+
 def _submit_question(driver, question):
     """Type the question and press Ask; again if the page was redrawn under the keys and nothing started
     (seen once in CI: the box took the text, the form never submitted, no answer after four minutes)."""
@@ -335,7 +339,7 @@ def _submit_question(driver, question):
         _set(driver, "Question", question)
         clicked = _wait(lambda: _button(driver, "Ask").click() or True, 30)
         assert clicked, "no Ask button"
-        if _wait(lambda: "Asking…" in _text(driver) or "Answered in" in _text(driver), 30):
+        if _wait(lambda: any(mark in _text(driver) for mark in STARTED), 30):
             return
     raise AssertionError("the question was never submitted: " + _text(driver)[-800:])
 

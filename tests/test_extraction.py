@@ -644,6 +644,17 @@ def test_sentences_of_one_turn_or_opening_with_a_pronoun_stay_one_unit():
     # a sentence carrying another turn is still a unit of its own
     two = to_unit(UnitOut.model_validate(unit(f"{told} Daniel teaches chemistry at Riverside High.", 7, 9)), frag)
     assert [p.fact.text for p in split_fact(two, turns, names)] == [told, "Daniel teaches chemistry at Riverside High."]
+    # told over two turns, the second sentence opening with "She": still one unit
+    apart = [
+        turns[0],
+        Turn(idx=8, role="user", speaker="Daniel", text="My sister Priya lives in Leeds."),
+        Turn(idx=9, role="user", speaker="Daniel", text="She offered to take the weekend calls but I said no."),
+    ]
+    whole = to_unit(UnitOut.model_validate(unit(told, 7, 9)), Fragment("c1", 1, apart, "2025-09-12"))
+    assert [p.fact.text for p in split_fact(whole, apart, names)] == [told]
+    named = told.replace("She offered", "Priya offered")
+    whole = to_unit(UnitOut.model_validate(unit(named, 7, 9)), Fragment("c1", 1, apart, "2025-09-12"))
+    assert len(split_fact(whole, apart, names)) == 2  # named, it is a unit of its own
 
 
 def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():

@@ -54,6 +54,7 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Kinda jealous of all those fun outings with them.", ["jealous"]),
         ("I just signed with a new team - excited for the season!", ["excited"]),
         ("Not worried about it anymore.", ["not worried"]),
+        ("I'm not sure why - excited about it though.", ["excited"]),  # the "not" before the dash is not its
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -80,6 +81,8 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "So happy for you!",  # the listener's news, told without "I"
         "Down to help with the move.",  # another sense
         "She was excited for the trip.",  # someone else's
+        "My daughter - excited for her first day of school.",  # hers: no "I" before the dash
+        "Lost to the Lakers again last night.",  # another sense
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -336,7 +339,21 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("All the best! Have fun hiking!", ""),
         ("You got it! I hope you find a great spot soon!", ""),
         ("I'll keep you posted. Ttyl, Bye!", ""),
-        ("I'll be sure to give you a shout whenever I run out of things to watch!", ""),
+        # news of the speaker's own beside thanks, hopes or wishes stays
+        (
+            "My surgery is on Monday, I'll give you a call after.",
+            "My surgery is on Monday, I'll give you a call after.",
+        ),
+        (
+            "I hope you can help me figure out how to talk to my dad about his drinking.",
+            "I hope you can help me figure out how to talk to my dad about his drinking.",
+        ),
+        ("Thanks for coming to Mom's funeral.", "Thanks for coming to Mom's funeral."),
+        (
+            "All the best restaurants in town closed during the lockdown.",
+            "All the best restaurants in town closed during the lockdown.",
+        ),
+        ("Thanks for all the great advice!", ""),
         (
             "Thanks for asking, I'm doing better since the surgery.",
             "Thanks for asking, I'm doing better since the surgery.",
@@ -370,6 +387,9 @@ def test_a_copy_that_tells_of_a_plan_is_dated_ahead():
         ("I went to the doctor about my sleep last week.", "past", "complete"),
         ("I will see the doctor about my sleep next week.", "future", "pending"),
         ("I am seeing the doctor about my sleep these days.", "present", "unknown"),  # ongoing: neither
+        ("I didn't go to the doctor about my sleep last week.", "past", "unknown"),  # negated
+        ("I started therapy for my sleep last week.", "past", "unknown"),  # only begun
+        ("I won't be going to the sleep clinic next month.", "future", "unknown"),  # called off
     ],
 )
 def test_a_copy_takes_the_completion_its_stated_time_tells(text, orientation, completion):

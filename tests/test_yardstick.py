@@ -178,6 +178,22 @@ def test_turn_rag_fills_its_budget_by_the_packets_rule_with_date_lines(dialogue)
     assert len(rag_packet(turns, q, settings, None, 40).pointed) < len(rag_packet(turns, q, settings, None, 0).pointed)
 
 
+def test_unit_lines_hold_the_units_shown_and_none_of_the_turns_beside_them(dialogue):
+    store, turns = dialogue
+    units = [make_unit("c1", "A talked about turn 3 of c1", 11, 12, session_id=store.sessions("c1")[1].id)]
+    store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
+    (stored,) = store.units("c1")
+    settings = load_settings()
+    question = "What did A say in c1 session 1 turn 3?"
+    shown = fta_packet(store, "c1", question, EMB.encode([question])[0], EMB, settings, 5, 0, turns)
+    turn_lines = [line for line in shown.text.splitlines() if line.startswith("  [")]
+    assert turn_lines, shown.text  # the packet shows turns beside the unit
+    assert shown.unit_text.startswith(f"[m{stored.id}] A talked about turn 3 of c1")
+    assert not any(line.strip() in shown.unit_text for line in turn_lines)
+    gold = {11: "c1 session 1 turn 3"}  # the unit line holds one of its two content words
+    assert shown.recall(gold)[0] == 1.0 and shown.unit_recall(gold) == 0.0
+
+
 def test_ask_and_the_benchmark_build_the_same_packet(dialogue):
     store, turns = dialogue
     units = [make_unit("c1", "A talked about turn 3 of session 1", 11, 12, session_id=store.sessions("c1")[1].id)]

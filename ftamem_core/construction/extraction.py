@@ -267,7 +267,8 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
 
 
 # The paper's status of an event by the time its statements tell: a past event told is complete,
-# a future one a pending plan; a present or mixed one may be either, so it stays unknown.
+# a future one a pending plan; a present or mixed one, or one the tense does not settle ("I
+# didn't go", "I started therapy"), may be either, so it stays unknown.
 _STATUS_BY_ORIENTATION = {"past": "complete", "future": "pending"}
 
 
@@ -284,7 +285,7 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     if told == "unknown":
         return unit
     time = {"time_orientation": told}
-    if unit.time.completion == "unknown" and told in _STATUS_BY_ORIENTATION:
+    if unit.time.completion == "unknown" and told in _STATUS_BY_ORIENTATION and english_time.settled(said):
         time["completion"] = _STATUS_BY_ORIENTATION[told]
     own_turn = next((t for t in turns if t.idx == unit.evidence.end), None)
     if told == "future" and unit.origin == "copied" and own_turn is not None:

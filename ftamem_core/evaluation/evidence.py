@@ -5,10 +5,10 @@ stored turns. Two readings of "in the packet":
 
 - content recall (the headline): the gold turns whose words the packet's text shows
   (``evaluation.content``: 60% of a turn's content words), whatever shows them, a unit or a turn;
-- unit content recall: the same on the lines of the units the packet shows alone, without the
-  turns shown beside them: what the units say. A memory of empty units reads 0 on it, turn-level
-  RAG 0 by construction, a memory of the turns' copies what retrieval reaches; a packet rule that
-  brings turns cannot raise it;
+- unit content recall: the same on the lines of the units the packet shows alone (primary and
+  linked; notes and turns aside): what the units say. A memory of empty units reads 0 on it,
+  turn-level RAG 0 by construction, a memory of the turns' copies what retrieval reaches; turns
+  shown beside units count nothing in it, so a packet rule moves it only by which units it shows;
 - pointer recall: the gold turns inside the evidence spans of the units the packet shows, or
   shown word for word. A unit that points at a turn without saying what it said counts here,
   so a memory of empty units over long spans maxes it out (``evaluation.sanity``): read it

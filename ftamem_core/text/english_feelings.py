@@ -86,11 +86,13 @@ _ANSWER = re.compile(
     re.IGNORECASE,
 )
 ANSWER_WORDS = 6
-# A feeling told without its "I" at the start of a sentence or after a dash, with what it is
-# about ("Super excited for what's next!", "Kinda jealous of all those outings", "I signed with a
-# new team - excited for the season!"); "So happy for you!" is about the listener.
+# A feeling told without its "I" at the start of a sentence, or after a dash that follows the
+# speaker's "I", with what it is about ("Super excited for what's next!", "Kinda jealous of all
+# those outings", "I signed with a new team - excited for the season!"); "So happy for you!" is
+# about the listener, "My daughter - excited for school" about her.
 _FRAGMENT = re.compile(
-    rf"(?:^|\s[-\u2013\u2014]\s+)(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)(?=\s+(?:for|about|to|of|with|that)\b)",
+    rf"(?:^|^(?=.*?\bI\b).*?\s[-\u2013\u2014]\s+)(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)"
+    rf"(?=\s+(?:for|about|to|of|with|that)\b)",
     re.IGNORECASE,
 )
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
@@ -151,7 +153,7 @@ _NOT_PLANS = re.compile(
 )
 INTENTION_WORDS = 10
 # a feeling word in another sense when these follow it ("I'm down to help", "I'm bad at maths")
-_OTHER_SENSE = {"down": ("to", "for", "with"), "bad": ("at",), "lost": ("in",), "stuck": ("in", "at", "on")}
+_OTHER_SENSE = {"down": ("to", "for", "with"), "bad": ("at",), "lost": ("in", "to"), "stuck": ("in", "at", "on")}
 _SECOND = FEELINGS | {"good", "better"}
 # "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
 _ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
@@ -202,8 +204,8 @@ def feelings(statement: str) -> list[str]:
             a = m.group("a").lower()
             after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
             if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
-                negated = re.search(r"\b(?:not|never)\b", sentence[m.start() : m.start("a")], re.I)
-                out.append(f"not {a}" if negated else a)
+                lead = re.split(r"\s[-\u2013\u2014]\s+", sentence[m.start() : m.start("a")])[-1]  # after the dash
+                out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     out += appraisals(statement) + loves(statement)

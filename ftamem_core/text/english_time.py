@@ -101,6 +101,16 @@ def _past(statement: str) -> bool:
     )
 
 
+# What a statement's tense does not settle: a negated event ("I didn't go", "I never finished",
+# "I haven't told them yet", "I won't be going") or one only begun ("I started therapy").
+_UNSETTLED = re.compile(r"\b(?:not|never|yet|\w+n't|cannot|started|starting|began|begun|beginning)\b", re.I)
+
+
+def settled(statement: str) -> bool:
+    """Whether a statement's tense alone tells whether its event is done (see ``_UNSETTLED``)."""
+    return not _UNSETTLED.search(statement.replace("\u2019", "'"))
+
+
 def orientation(statement: str) -> TimeOrientation:
     """Past, present, future, mixed (two of them) or unknown for a speaker's statement."""
     statement = statement.replace("\u2019", "'")

@@ -337,21 +337,25 @@ _SUPPORT = re.compile(
 )
 
 
-# Thanks and wishes to the listener: "Thanks for the suggestion!", "Appreciate your kind words.",
-# "All the best!", "Have fun hiking!", "Ttyl, bye!" (without "I": "Thanks for asking, I'm doing
-# better" is news). Thanks end the sentence: "Thanks a lot, it really helped" tells what helped.
+# Thanks and wishes to the listener, in a sentence of their own: "Thanks for the suggestion!",
+# "Appreciate your kind words.", "All the best!", "Have fun hiking!", "Ttyl, bye!" (without "I":
+# "Thanks for asking, I'm doing better" is news). Thanks are for what the listener gave in the
+# conversation: "Thanks for coming to Mom's funeral" tells of the funeral.
 _THANKS_OR_WISH = re.compile(
     r"^(?:(?:wow|oh|yeah|yes|yep|aww|well|ok|okay|hey|so|and|cheers)\b[,!.]?\s+)*"
-    r"(?:(?:thanks|thank you)(?: (?:so much|very much|a lot|a bunch|a ton))?(?: for\b[^,;]*)?[\s,.!]*$"
-    r"|appreciate (?:it|that|this|the|your|you)\b[^,;]*$|all the best|enjoy\b|have fun|ttyl)",
+    r"(?:(?:thanks|thank you)(?: (?:so much|very much|a lot|a bunch|a ton))?"
+    r"(?: for (?:the |your |this |that |all )?(?:\w+ ){0,2}(?:suggestions?|advice|tips?|info|information|words|"
+    r"support|help|asking|listening|sharing|offer|chat|talk|encouragement|recommendations?))?"
+    r"|appreciate (?:it|that|this|the|your|you)(?:\s+[\w'-]+){0,3}"
+    r"|all the best|enjoy(?:\s+[\w'-]+){0,4}|have fun(?:\s+[\w'-]+){0,4}|ttyl(?:[\s,.!]+bye)?)[\s,.!]*$",
     re.IGNORECASE,
 )
 
-# Hopes for the listener and promises to call on them, "I" or not: "I hope you find a great spot
-# soon!", "I'll be sure to give you a shout whenever I run out of things to watch!".
+# Hopes for the listener, in a short sentence that tells nothing of the speaker: "I hope you find
+# a great spot soon!" ("I hope you can help me talk to my dad about his drinking" is theirs).
 _FOR_LISTENER = re.compile(
-    r"\bi (?:really |just |truly )?hope (?:that )?(?:you|your)\b"
-    r"|\bi(?:'ll| will) (?:be sure to |definitely )?give you a (?:shout|call|ring)\b",
+    r"^(?:\w+[,!]?\s+)?i (?:really |just |truly )?hope (?:that )?(?:you|your)\b"
+    r"(?:\s+(?!(?:i|i'm|i've|i'll|me|my|mine)\b)[\w'-]+){0,8}[\s.!]*$",
     re.IGNORECASE,
 )
 
@@ -359,8 +363,8 @@ _FOR_LISTENER = re.compile(
 def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told,
     thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
-    speaker's news), offers help, promises support or to keep them posted, hopes for them, waits
-    for their news or says goodbye."""
+    speaker's news), offers help, promises support or to keep them posted, hopes for them (in a
+    short sentence without news of the speaker's), waits for their news or says goodbye."""
     sentence = sentence.strip().replace("\u2019", "'")
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence) or _FOR_LISTENER.search(sentence):
         return True

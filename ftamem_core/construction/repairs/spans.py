@@ -33,7 +33,7 @@ def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
 _FINISHED = re.compile(r"[.!?…\"')\]]$")
 # English: a sentence opening with a pronoun tells of someone or something named before it
 # ("Daniel's sister Priya lives in Leeds. She offered to take the weekend calls ...").
-_POINTS_BACK = re.compile(r"(?:he|she|they|it|his|her|their|its|this|that|these|those)\b", re.IGNORECASE)
+_POINTS_BACK = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
 
 
 def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = False) -> list[FTAUnit]:
@@ -42,8 +42,9 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
     1.5B tells a LoCoMo fragment's ten turns in one fact of six sentences ("Audrey adopted Pixie
     ... Audrey said Pepper was adjusting well ..."); each sentence alone is found by its own
     question and checked against its own turns. A sentence that carries no turn, only turns the
-    sentences before it carry, names no speaker or opens with a pronoun continues the one before
-    it ("It was so powerful.", "She offered to take the calls"); a repeated sentence, and an
+    group of sentences before it carries, names no speaker or opens with a subject pronoun
+    continues that group ("It was so powerful.", "She offered to take the calls"); a repeated
+    sentence, and an
     unfinished last one (the model stopped mid-clause), go. Each piece keeps the unit's span, cut
     to the turns it carries with ``trim``; the time stays on the pieces that say it, or on all
     when none does."""

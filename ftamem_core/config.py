@@ -351,7 +351,11 @@ class ExtractionSettings(_Phase):
         "each checked alone",
     )
     verbatim_fallback: bool = setting(
-        True, build=True, paper=False, description="a substantive turn no unit covers gets a unit of its own words"
+        True,
+        build=True,
+        paper=False,
+        description="a substantive turn no unit covers gets a unit of its own words, after the question "
+        "just before it that it answers",
     )
     verbatim_within_spans: bool = setting(
         True,

@@ -698,8 +698,8 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
     assert [u.fact.text for u in units] == (
         [
             'Ilse told Oskar: "[shares a photo of a piece of cake with berries on a plate]"',
-            'Oskar told Ilse: "Well I also made a dairy-free chocolate cake with berries on it the '
-            'other day, maybe you would like that!"',
+            'Ilse asked "Who can say no to chocolate and berries?"; Oskar told Ilse: "Well I also made a '
+            'dairy-free chocolate cake with berries on it the other day, maybe you would like that!"',
         ]
         if fallback
         else []

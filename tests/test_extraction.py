@@ -377,11 +377,39 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
     unit = make_unit("c1", "Caroline is keen on counseling or working in mental health.", 10, 13)
     assert verbatim_units(frag, [unit], min_words=6) == []  # the span covers turn 13
     extra = verbatim_units(frag, [unit], min_words=6, within_spans=True)
+    # the question it answers comes with it, in its fact and its span: "that lake" is the painting's
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
-        (13, 'Melanie told Caroline: "Yeah, I painted that lake sunrise last year! It\'s special to me."')
+        (
+            12,
+            'Caroline asked "Is this your own painting?"; '
+            'Melanie told Caroline: "Yeah, I painted that lake sunrise last year! It\'s special to me."',
+        )
     ]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
+
+
+def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
+    from ftamem_core.construction.extraction import Fragment, verbatim_units
+    from ftamem_core.evaluation.unit_counts import pronoun_led, quoted
+
+    turns = [
+        Turn(idx=4, role="assistant", speaker="Counselor", text='Thanks. When you say "fine", how did that feel?'),
+        Turn(idx=5, role="user", speaker="Daniel", text="Guilty at first, honestly. But relieved to sleep again."),
+        Turn(idx=6, role="user", speaker="Daniel", text="Did I tell you? My dad moved into a care home."),
+        Turn(idx=7, role="user", speaker="Daniel", text="It was his own choice, which helped a lot."),
+    ]
+    answer, moved, choice = verbatim_units(Fragment("c1", 1, turns, "2025-10-10"), [], min_words=4)
+    assert answer.fact.text == (
+        "Counselor asked \"When you say 'fine', how did that feel?\"; "
+        'Daniel told Counselor: "Guilty at first, honestly. But relieved to sleep again."'
+    )
+    assert (answer.evidence.start, answer.evidence.end) == (4, 5)
+    assert quoted(answer.fact.text) == ("Guilty at first, honestly. But relieved to sleep again.", True)
+    assert not pronoun_led(answer.fact.text)  # the counts read it as a quote of Daniel's words
+    # a question of the speaker's own, or none, is no question answered
+    assert moved.fact.text.startswith("Daniel told Counselor:") and moved.evidence.start == 6
+    assert choice.fact.text.startswith("Daniel told Counselor:") and choice.evidence.start == 7
 
 
 def test_a_short_reply_that_points_back_is_found_by_what_it_answers():

@@ -38,6 +38,7 @@ from .repairs.grounding import (
     refers_back,
     repeats,
     saying,
+    sentences,
     shares_content,
     to_listener,
 )
@@ -351,13 +352,18 @@ def verbatim_units(
         who = [turn.speaker] if turn.speaker else []
         start, summary = turn.idx, ""
         prev = before.get(turn.idx)
-        if prev is not None and len(said.split()) <= reply_words and refers_back(said):
+        # An answer names what it answers: the question just before it, by the other person, is
+        # quoted with it and in its span ("How did that feel?" - "Guilty at first. But relieved.").
+        asked = questions(prev.text) if prev is not None and prev.speaker != turn.speaker else ""
+        if asked:
+            start = prev.idx
+        elif prev is not None and len(said.split()) <= reply_words and refers_back(said):
             start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {clip(prev.text, 180)}"
         out.append(
             FTAUnit(
                 case_id=fragment.case_id,
                 fact=FactAnchor(
-                    text=own_words(turn, said, listeners),
+                    text=own_words(turn, said, listeners, asked, prev.speaker or prev.role if asked else ""),
                     summary=summary,
                     content_type="general_fact",
                     participants=who,
@@ -378,14 +384,24 @@ def verbatim_units(
     return out
 
 
-def own_words(turn: Turn, said: str, listeners: list[str] = ()) -> str:
+def own_words(turn: Turn, said: str, listeners: list[str] = (), asked: str = "", asker: str = "") -> str:
     """The fallback's fact for a turn whose statements are ``said``: the speaker's words quoted,
-    clipped, after who said them to whom. Quoted, "I" and "you" name their people and the
-    sentence stays the speaker's; rewritten into the third person it read "Melanie cherish time
-    with family" and "Caroline is so proud of you"."""
+    clipped, after who said them to whom, and after the question ``asked`` by ``asker`` that they
+    answer. Quoted, "I" and "you" name their people and the sentence stays the speaker's;
+    rewritten into the third person it read "Melanie cherish time with family" and "Caroline is
+    so proud of you"."""
     who = turn.speaker or turn.role
     to = f" told {listeners[0]}" if turn.speaker and len(listeners) == 1 else " said"
-    return f'{who}{to}: "{clip(said.strip(), 400)}"'
+    question = f'{asker} asked "{clip(asked.replace(chr(34), chr(39)), QUESTION_CHARS)}"; ' if asked else ""
+    return f'{question}{who}{to}: "{clip(said.strip(), 400)}"'
+
+
+QUESTION_CHARS = 160
+
+
+def questions(text: str) -> str:
+    """A turn's questions ("Nice car! Is this your first one?" -> "Is this your first one?")."""
+    return " ".join(s for s in sentences(text) if s.rstrip().endswith("?"))
 
 
 def clip(text: str, limit: int) -> str:

@@ -38,9 +38,11 @@ SECOND_PERSON = re.compile(r"\b(you|your|yours|yourself)\b", re.I)
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([A-Za-z']+)")
 
 
-# A quote after who said it to whom ('Maya told Sam: "I ..."'): its "I" and "you" name them.
+# A quote after who said it to whom ('Maya told Sam: "I ..."'), perhaps after the question it
+# answers ('Sam asked "How was it?"; Maya told Sam: "I ..."'): its "I" and "you" name them.
 _QUOTED = re.compile(
-    r'^(?P<who>[A-Z][\w\'-]*(?: [A-Z][\w\'-]*)?) (?:told (?P<to>[A-Z][\w\'-]*)|said): "(?P<words>.*)"$', re.S
+    r'^(?:[^"]* asked "[^"]*"; )?(?P<who>[A-Z][\w\'-]*(?: [A-Z][\w\'-]*)?) (?:told (?P<to>[A-Z][\w\'-]*)|said): "(?P<words>.*)"$',
+    re.S,
 )
 NAMED_BY_QUOTE = {"i", "my", "me", "mine", "myself", "you", "your", "yours", "yourself"}
 

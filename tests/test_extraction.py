@@ -390,7 +390,13 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
 
 
 def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
-    from ftamem_core.construction.extraction import Fragment, verbatim_units
+    from ftamem_core.construction.extraction import (
+        Fragment,
+        stated_anchors,
+        verbatim_units,
+        with_stated_time,
+        with_turn_anchors,
+    )
     from ftamem_core.evaluation.unit_counts import pronoun_led, quoted
 
     turns = [
@@ -407,6 +413,22 @@ def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
     assert (answer.evidence.start, answer.evidence.end) == (4, 5)
     assert quoted(answer.fact.text) == ("Guilty at first, honestly. But relieved to sleep again.", True)
     assert not pronoun_led(answer.fact.text)  # the counts read it as a quote of Daniel's words
+    # the asker's words lend the copy no feeling, intention or time
+    asked = [
+        Turn(
+            idx=24,
+            role="user",
+            speaker="Mel",
+            text="I'm so excited to go camping next month! Any fun plans for the summer?",
+        ),
+        Turn(idx=25, role="user", speaker="Caro", text="Researching adoption agencies, a dream of mine."),
+    ]
+    *_, copy = verbatim_units(Fragment("c1", 1, asked, "2025-10-10"), [], min_words=4)
+    assert (copy.evidence.start, copy.fact.participants) == (24, ["Caro"])
+    anchors = stated_anchors(asked, ["Mel", "Caro"])
+    assert 24 in anchors and 25 not in anchors
+    assert with_turn_anchors(copy, anchors, asked).affect.intention_or_plan == "unknown"
+    assert with_stated_time(copy, asked, ["Mel", "Caro"]).time.time_orientation == "unknown"
     # a question of the speaker's own, or none, is no question answered
     assert moved.fact.text.startswith("Daniel told Counselor:") and moved.evidence.start == 6
     assert choice.fact.text.startswith("Daniel told Counselor:") and choice.evidence.start == 7

@@ -255,9 +255,10 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
 
 def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: list[Turn]) -> FTAUnit:
     """A unit whose feeling or intention is unknown takes the first known one of its span's turns
-    said by one of its people (any of its turns when none is)."""
+    said by one of its people (any of its turns when none is; a copy's only from its speaker,
+    not from the question its span takes in)."""
     span = [t for t in span_turns(unit, turns) if t.idx in anchors]
-    own = [t for t in span if t.speaker in unit.fact.participants] or span
+    own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
     update = {}
     for name in ("emotion_or_state", "intention_or_plan"):
         if getattr(unit.affect, name).strip().lower() in ("unknown", ""):
@@ -280,7 +281,7 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     if unit.time.time_orientation != "unknown":
         return unit
     span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
-    own = [t for t in span if t.speaker in unit.fact.participants] or span
+    own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
     said = " ".join(statements(t.text, [n for n in names if n != t.speaker]) for t in own)
     told = english_time.orientation(said) if said.strip() else "unknown"
     if told == "unknown":

@@ -429,6 +429,10 @@ def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
     assert 24 in anchors and 25 not in anchors
     assert with_turn_anchors(copy, anchors, asked).affect.intention_or_plan == "unknown"
     assert with_stated_time(copy, asked, ["Mel", "Caro"]).time.time_orientation == "unknown"
+    # without speakers' names, the roles tell who asked
+    nameless = [t.model_copy(update={"speaker": ""}) for t in turns[:2]]
+    (copy,) = verbatim_units(Fragment("c1", 1, nameless, "2025-10-10"), [], min_words=4)
+    assert copy.fact.text.startswith('assistant asked "When you say') and copy.evidence.start == 4
     # a question of the speaker's own, or none, is no question answered
     assert moved.fact.text.startswith("Daniel told Counselor:") and moved.evidence.start == 6
     assert choice.fact.text.startswith("Daniel told Counselor:") and choice.evidence.start == 7

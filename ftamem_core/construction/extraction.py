@@ -355,7 +355,11 @@ def verbatim_units(
         prev = before.get(turn.idx)
         # An answer names what it answers: the question just before it, by the other person, is
         # quoted with it and in its span ("How did that feel?" - "Guilty at first. But relieved.").
-        asked = questions(prev.text) if prev is not None and prev.speaker != turn.speaker else ""
+        asked = (
+            questions(prev.text)
+            if prev is not None and (prev.speaker or prev.role) != (turn.speaker or turn.role)
+            else ""
+        )
         if asked:
             start = prev.idx
         elif prev is not None and len(said.split()) <= reply_words and refers_back(said):
@@ -393,7 +397,8 @@ def own_words(turn: Turn, said: str, listeners: list[str] = (), asked: str = "",
     so proud of you"."""
     who = turn.speaker or turn.role
     to = f" told {listeners[0]}" if turn.speaker and len(listeners) == 1 else " said"
-    question = f'{asker} asked "{clip(asked.replace(chr(34), chr(39)), QUESTION_CHARS)}"; ' if asked else ""
+    asked = clip(asked.replace('"', "'"), QUESTION_CHARS)  # its quotes would end the fact's
+    question = f'{asker} asked "{asked}"; ' if asked else ""
     return f'{question}{who}{to}: "{clip(said.strip(), 400)}"'
 
 

@@ -31,7 +31,7 @@ from ..retrieval.packet import Rendered, approx_tokens
 from ..retrieval.pipeline import Count, TurnIndex, retrieve, turn_rag
 from ..retrieval.ranking import heuristic_cues
 from ..storage.store import Store
-from .content import ShownText
+from .content import ShownText, content_recall
 
 
 def gold_turns(turns_by_id: dict[str, int], question: Question) -> set[int]:
@@ -64,8 +64,7 @@ class Shown:
 
     def unit_recall(self, gold: dict[int, str]) -> float:
         """Content recall of the gold turns on the unit lines alone."""
-        shown = ShownText(self.unit_text)
-        return sum(shown.shows(t) for t in gold.values()) / len(gold)
+        return content_recall(self.unit_text, list(gold.values()))
 
 
 def _shown(rendered: Rendered, pointed: set[int]) -> Shown:

@@ -40,7 +40,7 @@ def _text_functions():
     from ftamem_core.construction.extraction import statements, third_person
     from ftamem_core.loaders.locomo import photo_text, without_caption
     from ftamem_core.models import Turn
-    from ftamem_core.text import english, english_feelings, english_time
+    from ftamem_core.text import english, english_feelings, english_sentences, english_time
 
     names = ["Caroline", "Melanie"]
 
@@ -110,6 +110,14 @@ def _text_functions():
             g.cheer("Thanks" + t + "so much" + t),
             g.cheer("I hope you" + t + "find" + t),
             g.cheer("Enjoy" + t + "it" + t),
+            g.cheer("Wow," + t + "that" + t + "photo" + t + "is" + t + "so" + t + "great" + t),
+            g.cheer("so" + t + "such" + t + "great" + t + "idea" + t),
+            g.cheer("Sorry" + t + "to hear" + t + "it must be" + t),
+            g.to_listener("Thanks for" + t + "the" + t + "help" + t + "," + t),
+        ),
+        "sentences": lambda t: (
+            english_sentences.sentences("Ms." + t + "Okafor." + t + "e.g." + t),
+            english_sentences.clauses("a;" + t + "b." + t),
         ),
         "stated feelings and time": lambda t: (
             english_feelings.feelings("I" + t + "-" + t + "excited" + t + "for" + t),

@@ -55,6 +55,15 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I just signed with a new team - excited for the season!", ["excited"]),
         ("Not worried about it anymore.", ["not worried"]),
         ("I'm not sure why - excited about it though.", ["excited"]),  # the "not" before the dash is not its
+        ("Super excited!", ["excited"]),
+        ("I feel connected when I'm there.", ["connected"]),
+        # what an experience or a person gives them, in their words
+        ("Me and my team had a blast to the very end!", ["had a blast"]),
+        ("I've had them for 3 years now and they bring me tons of joy!", ["bring me tons of joy"]),
+        ("They mean the world to me.", ["mean the world to me"]),
+        ("Contemporary dance is so expressive - it really speaks to me.", ["speaks to me"]),
+        ("I won my first video game tournament last week - so exciting!", ["so exciting"]),
+        ("But I do love animals.", ["love animals"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -83,6 +92,10 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "She was excited for the trip.",  # someone else's
         "My daughter - excited for her first day of school.",  # hers: no "I" before the dash
         "Lost to the Lakers again last night.",  # another sense
+        "I hope they have fun at the party.",  # a wish, not told
+        "I can picture you all having a blast.",  # the listener's
+        "Your encouragement means a lot to me.",  # thanks
+        "The game - amazing!",  # no "I" before the dash
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -109,6 +122,17 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("Can't wait to see them on stage!", []),  # about "them"
         ("My husband can't wait to get rid of me.", []),  # his wish, not the speaker's
         ("Can't wait to start my new job!", ["start my new job"]),
+        ("I need to find a dog-friendly spot soon so I can hike.", ["find a dog-friendly spot soon"]),
+        ("I think I should drop my minor.", ["drop my minor"]),
+        ("We should plan a dance session soon!", ["plan a dance session soon"]),
+        ("I'm off to go swimming with the kids.", ["go swimming with the kids"]),
+        ("I'm considering getting a dog too.", ["getting a dog too"]),
+        ("I think I'll write her a message this weekend.", ["write her a message this weekend"]),
+        ("Lena thinks I should visit him every day.", []),  # Lena's plan for them
+        ("Mom said I need to call the clinic.", []),
+        ("I should have known.", []),  # a regret
+        ("I should of left sooner.", []),
+        ("I have to go now, thanks for listening.", []),  # leaving the chat
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -361,6 +385,24 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Thanks a bunch! Thank you so much.", ""),
         ("I hope to finish my screenplay by May.", "I hope to finish my screenplay by May."),  # their own hope
         ("Enjoying the new job a lot, my boss is great.", "Enjoying the new job a lot, my boss is great."),
+        # praise of and sympathy with what the listener showed or told, without "I"
+        ("Wow, that photo is great! Cool setup!", ""),
+        ("That charity race sounds great, Mel! Congrats on the new job!", ""),
+        ("Sorry to hear that. Allergies can be tough.", "Allergies can be tough."),
+        ("Aww, so cute! It must be tough.", ""),
+        ("Sounds like an awesome immersive experience.", ""),
+        ("Wow, love that painting! Those are both great things.", ""),
+        # the speaker's feelings, views and news stay
+        ("Sad but good. Relieved, mostly.", "Sad but good. Relieved, mostly."),
+        ("Hard work pays off eventually.", "Hard work pays off eventually."),
+        (
+            "That's great, Gina moved to Leeds with her kids last week after the divorce.",
+            "That's great, Gina moved to Leeds with her kids last week after the divorce.",
+        ),
+        ("That was the day Grandpa died.", "That was the day Grandpa died."),
+        # thanks opening news: the news stays
+        ("Thank you, it really helped to talk.", "Thank you, it really helped to talk."),
+        ("Thanks, you're the best!", ""),
     ],
 )
 def test_a_copy_leaves_out_encouragement_and_reactions_to_the_listener(turn, kept):

@@ -146,3 +146,27 @@ def test_an_english_case_keeps_its_repairs_and_no_note(store):
     report, events = _build(store, "en")
     assert report.notes == [] and not [e for e in events if isinstance(e, LanguageNote)]
     assert store.builds("en")[-1].settings["extraction"]["ground_facts"] is True
+
+
+def test_a_sentence_does_not_end_after_a_title_or_an_abbreviation():
+    from ftamem_core.text.english_sentences import clauses, sentences
+
+    assert sentences("Would you co-run it with Ms. Okafor? I said no. Dr. Lee came!") == [
+        "Would you co-run it with Ms. Okafor?",
+        "I said no.",
+        "Dr. Lee came!",
+    ]
+    assert sentences("We walk, e.g. to the park. Then tea…  ok") == ["We walk, e.g. to the park.", "Then tea…", "ok"]
+    assert sentences("I asked Mom. She said yes.") == ["I asked Mom.", "She said yes."]  # not a title
+    assert clauses("Maya moved; Sam stayed. Mr. Reed left.") == ["Maya moved;", "Sam stayed.", "Mr. Reed left."]
+
+
+def test_a_copy_quotes_a_question_that_names_a_title_whole():
+    from ftamem_core.construction.extraction import Fragment, verbatim_units
+
+    turns = [
+        Turn(idx=0, role="assistant", speaker="Counselor", text="Would you co-run it with Ms. Okafor for the fair?"),
+        Turn(idx=1, role="user", speaker="Daniel", text="No. I told her I can't take on more this term."),
+    ]
+    (copy,) = verbatim_units(Fragment("c", 1, turns, "2025-03-05"), [], min_words=4)
+    assert copy.fact.text.startswith('Counselor asked "Would you co-run it with Ms. Okafor for the fair?"')

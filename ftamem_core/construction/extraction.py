@@ -38,12 +38,12 @@ from .repairs.grounding import (
     refers_back,
     repeats,
     saying,
-    sentences,
     shares_content,
     to_listener,
 )
 from ..loaders.locomo import without_caption
 from ..text import english_feelings, english_time
+from ..text.english_sentences import sentences
 from ..models import (
     AffectAnchor,
     Completion,

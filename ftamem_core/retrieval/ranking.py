@@ -30,7 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..config import Ablations
-from ..construction.repairs.grounding import sentences
+from ..text.english_sentences import sentences
 from ..models import ContentType, Short, Statement
 from ..storage.store import Store
 from ..construction.temporal import resolve, session_date, time_range

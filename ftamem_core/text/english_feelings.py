@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from .english_sentences import sentences
+
 # Feeling words as people use them after "I'm / I feel / I was" (adjectives and participles).
 # Deliberately not here: "sorry" (mostly politeness), "sure", "fine", "ok", "good" (answers to
 # "how are you"); "good" and "better" count after another feeling ("sad but good").
@@ -23,16 +25,16 @@ FEELINGS = frozenset(
     """
     afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awful awkward bad
     betrayed bitter blessed bored broken bummed burned burnt busy calm calmer comfortable concerned
-    confident confused content crushed curious defeated dejected delighted depressed desperate determined
-    devastated disappointed discouraged disgusted disheartened distraught down drained eager
+    confident confused connected content crushed curious defeated dejected delighted depressed desperate determined
+    devastated disappointed disconnected discouraged disgusted disheartened distraught down drained eager
     ecstatic embarrassed emotional empty energized enraged envious exasperated excited exhausted
     fearful fed frightened frustrated fulfilled furious glad gloomy grateful grieving guilty
-    happy heartbroken helpless homesick honored hopeful hopeless horrible humbled humiliated hurt impatient insecure
+    happy heard heartbroken helpless homesick honored hopeful hopeless horrible humbled humiliated hurt impatient insecure
     inspired irritated isolated jealous joyful lighter lonely lost loved low lucky mad miserable motivated
     nervous nostalgic numb optimistic overjoyed overwhelmed panicked panicky paranoid passionate peaceful
     pessimistic powerful proud psyched pumped rejected relaxed relieved resentful restless sad safe satisfied scared shaken shattered shocked
-    shy sick stoked stressed stuck surprised swamped tense terrible terrified thankful thrilled tired torn
-    touched troubled uncomfortable uneasy unhappy unmotivated unsafe upset useless valued
+    shy sick stoked stressed stuck supported surprised swamped tense terrible terrified thankful thrilled tired torn
+    touched troubled uncomfortable understood uneasy unhappy unmotivated unsafe upset useless valued
     vulnerable weak weird worried worthless
     """.split()
 )
@@ -81,7 +83,7 @@ _FEELING = re.compile(
 # A feeling given as an answer ("How did that feel?" - "Guilty at first, honestly. But relieved."):
 # a short sentence that opens with it.
 _ANSWER = re.compile(
-    rf"^(?:(?:but|and|honestly|mostly|just|still|a bit|pretty|really|so|very|quite|kind of|a little),?\s+)*"
+    rf"^(?:(?:but|and|honestly|mostly|just|still|a bit|pretty|really|so|very|quite|kind of|kinda|a little|super|totally),?\s+)*"
     rf"(?P<a>[a-z]+)(?:\s+(?P<conj>and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z]+))?\b",
     re.IGNORECASE,
 )
@@ -101,6 +103,18 @@ _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
 # feelings told in a phrase ("I'm over the moon", "I was blown away")
 _PHRASES = "over the moon|on cloud nine|in awe|blown away|fired up|at peace|worn out|freaked out|a mess|a wreck|on edge"
 _PHRASE = re.compile(rf"(?:{_SELF})\s+(?:{_MODIFIERS}\s+)*(?P<p>{_PHRASES})\b", re.IGNORECASE)
+# what an experience or a person gives the speaker, in their words ("we had a blast", "they bring
+# me so much joy", "they mean the world to me", "it really speaks to me": dev LoCoMo turns tell
+# feelings so). Only a past "had": "I hope they have fun" is a wish, "I can picture you all having
+# a blast" the listener's; not "means a lot to me", which mostly thanks the listener's words.
+_GIVEN = re.compile(
+    r"\bhad (?:such |so much |a |an )?(?:blast|fun|great time|good time|amazing time|awesome time)\b"
+    r"|\b(?:brings?|brought|bringing|gives?|gave|giving) (?:me|us) (?:so much |tons of |a lot of |such |great )?"
+    r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm)\b"
+    r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
+    r"|\b(?:speaks?|spoke) to me\b",
+    re.IGNORECASE,
+)
 # What a person says an experience of theirs was like ("It was magical", "it's been tough"): the
 # words that judge it. Told in the past, it is their experience; in the present ("that's great")
 # it is often a reaction to the listener's news, so it counts only beside their own "I", "my" or "we".
@@ -122,20 +136,24 @@ _APPRAISAL = re.compile(
     rf"(?(article)\s+(?P<noun>[a-z]+))?(?:\s+(?:and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z][a-z-]*))?",
     re.IGNORECASE,
 )
+# an appraisal closing a sentence of the speaker's own after a dash ("I won my first tournament last
+# week - so exciting!")
+_DASHED = re.compile(rf"\s[-\u2013\u2014]\s+(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
 # "I love helping the community": what the person loves or enjoys, in their words
 _LOVE = re.compile(
-    r"\bI(?:\s+(?:really|just|also|truly|absolutely))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
+    r"\bI(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
     re.I,
 )
 LOVED_WORDS = 6
 
 _INTENT = re.compile(
     r"(?:\bi(?:'m| am)? ?(?P<how>going to|gonna|planning to|planning on|hoping to|plan to|want to|wanna|intend to|"
-    r"hope to|would like to|'d like to|'d love to|will|'ll|'m thinking of|'m thinking about|am thinking of|am thinking about)"
+    r"hope to|would like to|'d like to|'d love to|will|'ll|'m thinking of|'m thinking about|am thinking of|am thinking about|"
+    r"need to|have to|should(?! have\b| of\b)|'m considering|am considering|'m off to|am off to)"
     # "we" plans only in words that say so ("we'll get through this" is encouragement)
-    r"|\bwe(?:'re| are)? (?P<we>planning to|planning on|plan to|going to|gonna|hoping to|thinking of|thinking about)"
-    r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to)"
+    r"|\bwe(?:'re| are)? (?P<we>planning to|planning on|plan to|going to|gonna|hoping to|thinking of|thinking about|should(?! have\b| of\b))"
+    r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to|gotta)"
     # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
     # ..." is his)
     r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"
@@ -148,10 +166,17 @@ _PLACE = re.compile(r"^(?:the|a|an|my|our|his|her|their|this|that|some|see)\b", 
 # what follows "I'll" or "I want to" in small talk, not a plan ("I'll let you know", "I want to say")
 _NOT_PLANS = re.compile(
     r"^(?:not|never|be|say|tell|let|see|try(?! to\b)|keep that|check|remember|think|know|ask|hear|admit|thank|bet|have to|do my best|"
-    r"do that|do it)\b",
+    r"do that|do it|go now|go soon)\b",
     re.IGNORECASE,
 )
 INTENTION_WORDS = 10
+# what someone else thinks or says the speaker will or should do ("Lena thinks I should ..."; "I
+# think I'll ..." is their own)
+_REPORTED = re.compile(
+    r"(?:\b(?:thinks|says|tells me|believes|feels|insists|suggests)|(?<!\bI )\b(?:thought|said|told me|suggested))"
+    r"\s+(?:that\s+)?$",
+    re.IGNORECASE,
+)
 # a feeling word in another sense when these follow it ("I'm down to help", "I'm bad at maths")
 _OTHER_SENSE = {"down": ("to", "for", "with"), "bad": ("at",), "lost": ("in", "to"), "stuck": ("in", "at", "on")}
 _SECOND = FEELINGS | {"good", "better"}
@@ -187,7 +212,7 @@ def feelings(statement: str) -> list[str]:
         if b in _SECOND:
             phrase = f"{phrase} {m.group('conj').lower()} {b}"
         out.append(phrase)
-    for sentence in re.split(r"(?<=[.!?])\s+", statement.strip()):
+    for sentence in sentences(statement):
         m = _ANSWER.match(sentence)
         rest = sentence[m.end() :].strip(" .!") if m else ""
         if (
@@ -208,6 +233,7 @@ def feelings(statement: str) -> list[str]:
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
+    out += [m.group(0).lower() for m in _GIVEN.finditer(statement)]
     out += appraisals(statement) + loves(statement)
     return list(dict.fromkeys(out))
 
@@ -217,7 +243,7 @@ def appraisals(statement: str) -> list[str]:
     tough", "it was an awesome feeling"; a present judgement only in a sentence that is about them
     ("It's special to me"; "That's great!" answers the listener)."""
     out = []
-    for sentence in re.split(r"(?<=[.!?])\s+", statement.replace("\u2019", "'").strip()):
+    for sentence in sentences(statement.replace("\u2019", "'")):
         for m in _APPRAISAL.finditer(sentence):
             a, b = m.group("a").lower(), (m.group("b") or "").lower()
             if a not in APPRAISALS:
@@ -227,6 +253,9 @@ def appraisals(statement: str) -> list[str]:
                 continue
             end = m.end() if b in APPRAISALS else m.end("noun") if m.group("noun") else m.end("a")
             out.append(re.sub(r"\s+", " ", sentence[m.start() : end]).lower())
+        m = _DASHED.search(sentence)
+        if m and m.group("a").lower() in APPRAISALS and _OWN.search(sentence[: m.start()]):
+            out.append(re.sub(r"\s+", " ", sentence[m.start() :].strip(" -\u2013\u2014!.")).lower())
     return out
 
 
@@ -265,7 +294,10 @@ def intentions(statement: str) -> list[str]:
     """The plans a first-person statement states ("apply at the bank"), at most
     ``INTENTION_WORDS`` words each."""
     out = []
-    for m in _INTENT.finditer(statement.replace("\u2019", "'")):
+    statement = statement.replace("\u2019", "'")
+    for m in _INTENT.finditer(statement):
+        if _REPORTED.search(statement[max(0, m.start() - 24) : m.start()]):
+            continue  # "Lena thinks I should visit him every day" is Lena's plan for them
         words = _HEDGES.sub("", m.group("what").strip()).split()
         what = " ".join(_to_clause_end(words, _CLAUSE_WORDS))
         if (m.group("how") or m.group("we") or m.group("bare") or "").lower() == "going to" and _PLACE.match(what):

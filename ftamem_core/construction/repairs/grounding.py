@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from ...text.english_sentences import clauses, sentences
+
 STOPWORDS = frozenset(
     """about after again also been before being could didn does doing done from have having into
 just like maybe more much only really should some still than that them then there they this very want were what
@@ -307,7 +309,7 @@ _CHEER = re.compile(
     # a reaction to what the listener showed or told ("Wow, they look great!"), not "He looks so
     # tired these days" about someone else
     r"(?:it|that|this|those|these) (?:look|looks|sound|sounds|must have been|must've been)\b"
-    r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like a)\b"
+    r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like)\b"
     r"|(?:they|he|she) (?:look|looks|sound|sounds) (?:so |really )?"
     r"(?:great|good|amazing|awesome|fun|cool|lovely|happy|cute|beautiful|graceful)\b"
     r"|must have been\b|must've been\b)",
@@ -360,18 +362,57 @@ _FOR_LISTENER = re.compile(
 )
 
 
+# Praise of, or sympathy with, what the listener showed or told, in a short sentence of its own:
+# "Cool setup!", "Cute little guys!", "Wow, that photo is great!", "That charity race sounds
+# great, Mel!", "That's a great goal!", "Congrats on the new job!", "Sorry to hear that.", "Must be
+# tough living in the city." (all from dev LoCoMo turns, where a copy made of them was a unit of
+# nothing its speaker did or felt). Only praise words make a bare exclamation a reaction: "Sad but
+# good." is a feeling of the speaker's.
+_PRAISE = (
+    r"(?:great|good|nice|cool|awesome|amazing|lovely|beautiful|adorable|cute|wonderful|fantastic|incredible|"
+    r"impressive|gorgeous|stunning|sweet|brilliant|perfect|chill|inspiring|fun|delicious|yummy)"
+)
+_OH = r"(?:(?:wow|whoa|woah|oh|ooh|aww+|ah|yeah|yes|yep|haha|omg|and|but|so)\b[,!.]?\s+)*"
+_REACTION = re.compile(
+    rf"^{_OH}(?:(?:so|such|what|really|super|very)\s+)*(?:an?\s+)?{_PRAISE}(?:\s+[\w'-]+){{0,2}}[\s,.!]*$"
+    rf"|^{_OH}(?:congrats|congratulations|(?:so )?sorry to hear|love (?:that|this|those|these)\b|that makes sense|"
+    r"(?:good|glad) to (?:know|hear)|(?:it |that )?must be (?:so |really )?(?:tough|hard|rough|awful|scary|great|"
+    r"awesome|amazing|fun|nice|cool|lovely|exciting)\b)",
+    re.IGNORECASE,
+)
+# "That/this ... is/looks great", in a sentence of at most JUDGED_WORDS words: "That's great, Gina
+# moved to Leeds with her kids last week" goes on to news.
+_JUDGED = re.compile(
+    rf"^{_OH}(?:that|this|those|these)(?:\s+[\w'-]+){{0,3}}?(?:'s|\s+(?:is|are|was|were|looks?|sounds?|seems?))\s+"
+    rf"(?:(?:so|really|super|totally|both|such|pretty|very)\s+)*(?:an?\s+)?{_PRAISE}\b",
+    re.IGNORECASE,
+)
+JUDGED_WORDS = 10
+
+
 def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told,
     thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
     speaker's news), offers help, promises support or to keep them posted, hopes for them (in a
-    short sentence without news of the speaker's), waits for their news or says goodbye."""
+    short sentence without news of the speaker's), waits for their news, says goodbye, or praises
+    or sympathises with what they showed or told in a short sentence."""
     sentence = sentence.strip().replace("\u2019", "'")
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence) or _FOR_LISTENER.search(sentence):
         return True
-    return not first_person(sentence) and bool(_CHEER.match(sentence) or _THANKS_OR_WISH.match(sentence))
+    if first_person(sentence):
+        return False
+    judged = len(sentence.split()) <= JUDGED_WORDS and _JUDGED.match(sentence)
+    return bool(judged or _REACTION.match(sentence) or _CHEER.match(sentence) or _THANKS_OR_WISH.match(sentence))
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)
+
+
+# Thanks that open a sentence of news: "Thank you, it really helped to talk." tells how the
+# talk went; its "you" is the thanks'.
+_THANKED = re.compile(
+    r"^(?:thanks|thank you)(?: (?:so|very) much)?(?: for(?: [\w'-]+){1,3})?[,;:!.]+\s+", re.IGNORECASE
+)
 
 
 def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> bool:
@@ -380,14 +421,8 @@ def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> b
     addressing one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
     if first_person(sentence):
         return False
+    sentence = _THANKED.sub("", sentence)
     return bool(_YOU.search(sentence)) or any(addressed(sentence, name) for name in set(listeners))
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-
-
-def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text.strip()) if s]
 
 
 def saying(text: str) -> list[str]:
@@ -425,8 +460,6 @@ def swap_names(text: str, a: str, b: str) -> str:
 
 # Longitudinal notes -------------------------------------------------------------------------
 
-_CLAUSE_END = re.compile(r"(?<=[.!?;])\s+")
-
 
 def grounded_clauses(text: str, turns: list, speakers: list[str], threshold: float) -> str:
     """The clauses of a note that its evidence turns support (setting ``ground_notes``).
@@ -439,7 +472,7 @@ def grounded_clauses(text: str, turns: list, speakers: list[str], threshold: flo
     before it (it continues it: "It was really rewarding"). Repeated clauses go."""
     kept, seen, previous = [], set(), True
     everyone = [t.text for t in turns]
-    for clause in (c for c in _CLAUSE_END.split(text.strip()) if c.strip()):
+    for clause in clauses(text):
         who = subject(clause, speakers)
         if who is None:
             ok = previous and support(clause, everyone, speakers) >= threshold

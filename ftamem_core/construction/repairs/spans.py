@@ -8,7 +8,8 @@ import re
 
 from ...models import AffectAnchor, FTAUnit, Turn
 from ..extraction import span_turns
-from .grounding import anchored, carrying_turns, normalised, sentences
+from ...text.english_sentences import sentences
+from .grounding import anchored, carrying_turns, normalised
 from .speaker import speakers_named
 
 

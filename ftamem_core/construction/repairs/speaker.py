@@ -8,7 +8,8 @@ import re
 
 from ...models import FTAUnit, Turn
 from ..extraction import span_turns
-from .grounding import joint_subject, misattributed, sentences, sole_subject, swap_names
+from ...text.english_sentences import sentences
+from .grounding import joint_subject, misattributed, sole_subject, swap_names
 
 
 def correct_speaker(unit: FTAUnit, turns: list[Turn], speakers: list[str]) -> FTAUnit:

@@ -334,14 +334,6 @@ class ExtractionSettings(_Phase):
         'magical", "I want to apply", "last week", "I\'m going to"; English rules), and with a '
         "past told its completion complete, with a future pending",
     )
-    # Off: measured on LoCoMo conv-26 it lowered pointer recall.
-    trim_spans: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="a model-written unit's evidence span is "
-        "cut to the turns that carry its fact (and a question just before them)",
-    )
     split_facts: bool = setting(
         True,
         build=True,
@@ -362,13 +354,6 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=False,
         description="so does one inside a unit's span whose words the unit's fact does not carry",
-    )
-    # Off: a unit that describes the photo carried what the person said with it, which was in no unit.
-    caption_carries_turn: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="in that test a photo's caption (\"[shares a photo of ...]\") counts as the turn's words",
     )
     verbatim_reply_words: int = setting(
         12,

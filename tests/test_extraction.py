@@ -508,32 +508,6 @@ def test_min_units_grows_with_the_persons_substantive_turns():
     assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 25, 6, 3) == 4
 
 
-def test_a_span_is_cut_to_the_turns_that_carry_the_fact():
-    from ftamem_core.construction.extraction import Fragment, UnitOut
-    from ftamem_core.construction.repairs.spans import trim_span
-    from ftamem_core.models import Turn
-    from scripted import unit as unit_json
-
-    turns = [
-        Turn(idx=42, role="user", speaker="Melanie", text="Thanks for letting me join your journey!"),
-        Turn(idx=43, role="user", speaker="Caroline", text="Who supports you these days?"),
-        Turn(
-            idx=44,
-            role="user",
-            speaker="Melanie",
-            text="My husband and kids, they keep me motivated. [shares a photo of a waterfall]",
-        ),
-        Turn(idx=45, role="user", speaker="Caroline", text="My friends and mentors are my rocks."),
-        Turn(idx=46, role="user", speaker="Melanie", text="Five years married already, time flies."),
-    ]
-    frag = Fragment("c1", 1, turns, "2023-07-03")
-    wide = to_unit(UnitOut.model_validate(unit_json("Melanie's husband and kids keep her motivated.", 42, 46)), frag)
-    cut = trim_span(wide, turns, ["Caroline", "Melanie"])
-    assert (cut.evidence.start, cut.evidence.end) == (43, 44)  # the question before it stays with it
-    unrelated = to_unit(UnitOut.model_validate(unit_json("Melanie loves hiking in the mountains.", 42, 46)), frag)
-    assert trim_span(unrelated, turns, ["Caroline", "Melanie"]) == unrelated  # no carrying turn: left as it is
-
-
 def test_the_speaker_check_judges_a_later_sentence_alone():
     from ftamem_core.construction.extraction import UnitOut
     from ftamem_core.construction.repairs.speaker import correct_speaker
@@ -660,14 +634,13 @@ def test_a_fact_told_in_several_sentences_becomes_one_unit_per_sentence_with_its
         "Andrew started a new job at the bakery. Audrey thanked Andrew's"
     )  # repeated; stopped mid-clause
     whole = to_unit(UnitOut.model_validate(unit(told, 10, 13, expression="last week", event_time="2023-06-26")), frag)
-    assert {(p.evidence.start, p.evidence.end) for p in split_fact(whole, turns, names)} == {(10, 13)}
-    pieces = split_fact(whole, turns, names, trim=True)
+    pieces = split_fact(whole, turns, names)
+    assert {(p.evidence.start, p.evidence.end) for p in pieces} == {(10, 13)}  # each keeps the unit's span
     assert [p.fact.text for p in pieces] == [
         "Audrey adopted a puppy named Pixie last week. She is so adorable.",
         "Audrey said Pepper was adjusting well in the yard.",
         "Andrew started a new job at the bakery.",
     ]
-    assert [(p.evidence.start, p.evidence.end) for p in pieces] == [(10, 10), (11, 12), (13, 13)]  # with its question
     assert [p.fact.participants for p in pieces] == [["Audrey"], ["Audrey"], ["Andrew"]]
     assert pieces[0].time.event_time_expression == "last week" and pieces[0].time.event_time != "unknown"
     assert all(p.time.event_time == "unknown" for p in pieces[1:])  # the time stays with the piece that says it
@@ -711,7 +684,7 @@ def test_sentences_of_one_turn_or_opening_with_a_pronoun_stay_one_unit():
     assert len(split_fact(whole, apart, names)) == 2  # named, it is a unit of its own
 
 
-def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
+def test_a_photo_caption_does_not_carry_what_the_person_said_with_it():
     from ftamem_core.construction.extraction import UnitOut, verbatim_units
 
     turns = [
@@ -725,8 +698,8 @@ def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
     ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     described = to_unit(UnitOut.model_validate(unit("Ines shares a photo of a dvd on a shelf.", 14, 15)), frag)
-    assert verbatim_units(frag, [described], 6, within_spans=True) == []  # "photo", "dvd" carry turn 15
-    blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)
+    # "photo" and "dvd" are turn 15's caption, not the film it was watched three years ago
+    blind = verbatim_units(frag, [described], 6, within_spans=True)
     assert [u.evidence.end for u in blind] == [15] and "three years ago" in blind[0].fact.text
     # a turn that is its photo is carried by what the photo shows, not by "shares a photo of"
     poster = Turn(
@@ -734,6 +707,5 @@ def test_a_photo_caption_carries_a_turn_only_while_caption_carries_turn_is_on():
     )
     frag = Fragment("c1", 1, [poster, *turns], "2023-05-08")
     described = described.model_copy(update={"evidence": described.evidence.model_copy(update={"start": 13})})
-    blind = verbatim_units(frag, [described], 6, within_spans=True, caption_carries=False)
+    blind = verbatim_units(frag, [described], 6, within_spans=True)
     assert [u.evidence.end for u in blind] == [13, 15]
-    assert verbatim_units(frag, [described], 6, within_spans=True) == []

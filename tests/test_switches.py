@@ -123,9 +123,9 @@ def test_switches_replays_a_recording_and_says_which_calls_went_live(tmp_path, b
 def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmarks):
     _, switches = benchmarks
     todo = switches.flipped()
-    assert todo["verbatim_fallback"] == "false" and todo["trim_spans"] == "true"  # to the paper; a candidate on
+    assert todo["verbatim_fallback"] == "false" and todo["coverage_pass"] == "true"  # to the paper; a candidate on
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
-    assert len(todo) == 22
+    assert len(todo) == 20
 
 
 def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):
@@ -142,12 +142,12 @@ def test_set_and_switch_take_a_phase_or_a_bare_name_and_name_runs_bare(benchmark
     from ftamem_core.cli.parser import set_option
 
     evidence, switches = benchmarks
-    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("trim_spans=true")])
+    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("split_facts=false")])
     # a build file and a result row name each setting bare, as they did before phases
-    assert evidence.set_names(given) == {"ground_facts": "false", "trim_spans": "true"}
-    assert switches.chosen(["extraction.ground_facts", "trim_spans=true"]) == {
+    assert evidence.set_names(given) == {"ground_facts": "false", "split_facts": "false"}
+    assert switches.chosen(["extraction.ground_facts", "split_facts=false"]) == {
         "ground_facts": "false",
-        "trim_spans": "true",
+        "split_facts": "false",
     }
     with pytest.raises(SystemExit, match="no setting 'bogus'"):
         switches.chosen(["bogus"])

@@ -623,7 +623,7 @@ def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
                 "benchmark": "units",
                 "case": "conv-26",
                 "built_at": "abc",
-                "set": {"trim_spans": "true"},
+                "set": {"split_facts": "false"},
                 "counts": {
                     "units": 38,
                     "copies_of_a_turn": 14,
@@ -641,5 +641,5 @@ def test_the_builds_unit_counts_are_tabled_per_case(tmp_path):
         + "\n"
     )
     docs = results_markdown(tmp_path)
-    assert "## Units of the builds, dev" in docs and "with trim_spans=true" in docs
+    assert "## Units of the builds, dev" in docs and "with split_facts=false" in docs
     assert "| conv-26 | 38 | 14 | 4 | 5 | 21 | 4 | 15 | 0 / 12 / 3 | 15 | 0.31 | 504.0 |" in docs

@@ -408,7 +408,6 @@ class Builder:
                 self.settings.extraction.coverage_min_words,
                 self.settings.extraction.verbatim_within_spans,
                 self.settings.extraction.verbatim_reply_words,
-                self.settings.extraction.caption_carries_turn,
             )
             if self.settings.extraction.verbatim_fallback
             else []

@@ -316,15 +316,14 @@ def verbatim_units(
     min_words: int,
     within_spans: bool = False,
     reply_words: int = 0,
-    caption_carries: bool = True,
 ) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
     With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
     covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
-    one unit six turns and tells one of them; without ``caption_carries`` (setting
-    ``caption_carries_turn``) that test sets aside the photo caption of a turn that says enough
-    besides, and the words "shares a photo of" of any other, which every photo turn has. The fact
+    one unit six turns and tells one of them; that test sets aside the photo caption of a turn
+    that says enough besides (a unit that describes the photo does not carry what the person said
+    with it), and the words "shares a photo of" of any other, which every photo turn has. The fact
     is the turn in the third person; its time is the day it was said, or a time the turn states
     that the resolver knows.
 
@@ -340,11 +339,10 @@ def verbatim_units(
         said = statements(turn.text, listeners)
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
             continue
-        own = turn
-        if not caption_carries:  # what it says besides the photo, or else what the photo shows
-            bare = without_caption(turn.text)
-            says_more = len(statements(bare, listeners).split()) >= min_words
-            own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
+        # what it says besides the photo, or else what the photo shows
+        bare = without_caption(turn.text)
+        says_more = len(statements(bare, listeners).split()) >= min_words
+        own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
         if within_spans and any(
             carrying_turns(u.fact.text, [own], names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end
         ):

@@ -60,7 +60,6 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
                 [],
                 settings.extraction.coverage_min_words,
                 reply_words=settings.extraction.verbatim_reply_words,
-                caption_carries=settings.extraction.caption_carries_turn,
             )
     if units:
         store.add_units(case_id, units, embedder.encode([retrieval_text(u) for u in units]))

@@ -15,7 +15,7 @@ from ...models import FTAUnit, Turn
 from .. import build_events as ev
 from ..extraction import Fragment, span_turns, verbatim_units
 from .grounding import support, told_share
-from .spans import ground_anchors, split_fact, trim_span
+from .spans import ground_anchors, split_fact
 from .speaker import settled_speaker
 
 
@@ -31,7 +31,7 @@ class Repairs:
         a carried partial, or partial itself, stays whole (it is fused with, or carried, as one)."""
         if not self.settings.extraction.split_facts or key != "none" or unit.construction_status == "partial":
             return [unit]
-        pieces = split_fact(unit, turns, self.speakers, trim=self.settings.extraction.trim_spans)
+        pieces = split_fact(unit, turns, self.speakers)
         if len(pieces) > 1:
             self.progress(ev.FactSplit(fact=unit.fact.text, into=[p.fact.text for p in pieces]))
         return pieces
@@ -57,8 +57,6 @@ class Repairs:
                 self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
                 return None
             unit = settled
-        if self.settings.extraction.trim_spans:
-            unit = trim_span(unit, turns, self.speakers)
         if self.settings.extraction.ground_anchors:
             unit = ground_anchors(unit, turns, self.speakers)
         return unit
@@ -93,7 +91,6 @@ class Repairs:
                         self.settings.extraction.coverage_min_words,
                         self.settings.extraction.verbatim_within_spans,
                         self.settings.extraction.verbatim_reply_words,
-                        self.settings.extraction.caption_carries_turn,
                     )
                     if v.evidence.end not in have
                 ]

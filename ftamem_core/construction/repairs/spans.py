@@ -1,6 +1,5 @@
-"""What a unit holds: its evidence span cut to the turns that carry its fact, a fact told in
-several sentences split into one unit each, and anchors that share no word with the turns set
-unknown."""
+"""What a unit holds: a fact told in several sentences split into one unit each, and anchors
+that share no word with the turns set unknown."""
 
 from __future__ import annotations
 
@@ -13,31 +12,13 @@ from .grounding import anchored, carrying_turns, normalised
 from .speaker import speakers_named
 
 
-def trim_span(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
-    """The evidence span cut to the turns that carry the fact (setting ``trim_spans``): from the
-    first to the last such turn, with a question just before the first. The 1.5B gave one unit
-    the sixteen turns of a LoCoMo session's end; the turns it did not hold were then covered by
-    nothing (the verbatim fallback takes only turns no span covers)."""
-    span = span_turns(unit, turns)
-    carrying = carrying_turns(unit.fact.text, span, names)
-    if not carrying:
-        return unit
-    first, last = carrying[0].idx, carrying[-1].idx
-    asked = [t for t in span if t.idx < first]
-    if asked and asked[-1].text.rstrip().endswith("?"):
-        first = asked[-1].idx
-    if (first, last) == (unit.evidence.start, unit.evidence.end):
-        return unit
-    return unit.model_copy(update={"evidence": unit.evidence.model_copy(update={"start": first, "end": last})})
-
-
 _FINISHED = re.compile(r"[.!?…\"')\]]$")
 # English: a sentence opening with a pronoun tells of someone or something named before it
 # ("Daniel's sister Priya lives in Leeds. She offered to take the weekend calls ...").
 _POINTS_BACK = re.compile(r"(?:he|she|they|it)\b", re.IGNORECASE)
 
 
-def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = False) -> list[FTAUnit]:
+def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str]) -> list[FTAUnit]:
     """A model-written fact told in several sentences that carry different turns, as one unit per
     sentence (setting ``split_facts``; the paper's rule: one event, state or plan per unit). The
     1.5B tells a LoCoMo fragment's ten turns in one fact of six sentences ("Audrey adopted Pixie
@@ -85,7 +66,7 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str], trim: bool = 
             else unit.time.model_copy(update={"event_time": "unknown", "event_time_expression": ""})
         )
         piece = unit.model_copy(update={"fact": fact, "time": time, "origin": "split"})
-        pieces.append(trim_span(piece, turns, names) if trim else piece)
+        pieces.append(piece)
     return pieces
 
 

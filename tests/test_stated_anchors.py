@@ -446,3 +446,29 @@ def test_a_copy_takes_the_completion_its_stated_time_tells(text, orientation, co
         copy.model_copy(update={"time": copy.time.model_copy(update={"completion": "partial"})}), [turn], ["Omar"]
     )
     assert kept.time.completion == "partial"  # a status already known stays
+
+
+@pytest.mark.parametrize(
+    "orientation, completion, corrected",
+    [
+        ("future", "complete", "pending"),  # a plan is not done
+        ("present", "complete", "unknown"),  # a state has no completion
+        ("past", "complete", "complete"),
+        ("mixed", "complete", "complete"),  # part of it may be done
+        ("future", "partial", "partial"),
+    ],
+)
+def test_a_model_units_completion_its_orientation_rules_out_is_corrected(orientation, completion, corrected):
+    from ftamem_core.construction.extraction import Fragment, UnitOut, to_unit, with_stated_time
+
+    from scripted import unit as unit_json
+
+    turn = Turn(idx=3, role="user", speaker="Jon", text="Let's go to a dance class, it'll be so much fun!")
+    made = to_unit(
+        UnitOut.model_validate(unit_json("Jon wants to go to a dance class.", 3, 3)),
+        Fragment("g", 1, [turn], "2023-01-20"),
+    )
+    made = made.model_copy(
+        update={"time": made.time.model_copy(update={"time_orientation": orientation, "completion": completion})}
+    )
+    assert with_stated_time(made, [turn], ["Jon", "Gina"]).time.completion == corrected

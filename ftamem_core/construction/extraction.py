@@ -272,13 +272,21 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
 # a future one a pending plan; a present or mixed one, or one the tense does not settle ("I
 # didn't go", "I started therapy"), may be either, so it stays unknown.
 _STATUS_BY_ORIENTATION = {"past": "complete", "future": "pending"}
+# the completion a unit of this orientation takes in place of "complete"
+_COMPLETION_RULED_OUT = {"future": "pending", "present": "unknown"}
 
 
 def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
     """A unit whose time orientation is unknown (a copy of a turn always is) takes the one its
     people's statements in its span tell, and with it its completion where that was unknown
-    (setting ``stated_anchors``; English rules in ``text.english_time``)."""
+    (setting ``stated_anchors``; English rules in ``text.english_time``). A model unit's
+    completion that its own orientation rules out is corrected: the 1.5B marks nearly every unit
+    complete, "Jon and Gina should go to a dance class" (future) and "Nate enjoys coconut milk"
+    (present) among them on dev; a future is pending, a present state has no completion."""
     if unit.time.time_orientation != "unknown":
+        ruled_out = _COMPLETION_RULED_OUT.get(unit.time.time_orientation)
+        if ruled_out and unit.time.completion == "complete":
+            return unit.model_copy(update={"time": unit.time.model_copy(update={"completion": ruled_out})})
         return unit
     span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)

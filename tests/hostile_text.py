@@ -112,6 +112,8 @@ def _text_functions():
             g.cheer("Enjoy" + t + "it" + t),
             g.cheer("Wow," + t + "that" + t + "photo" + t + "is" + t + "so" + t + "great" + t),
             g.cheer("so" + t + "such" + t + "great" + t + "idea" + t),
+            g.cheer("so " * (len(t) // 3) + "x"),  # a run of intensifiers
+            g.cheer("wow, " * (len(t) // 5) + "that is great"),
             g.cheer("Sorry" + t + "to hear" + t + "it must be" + t),
             g.to_listener("Thanks for" + t + "the" + t + "help" + t + "," + t),
         ),

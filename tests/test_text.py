@@ -158,6 +158,9 @@ def test_a_sentence_does_not_end_after_a_title_or_an_abbreviation():
     ]
     assert sentences("We walk, e.g. to the park. Then tea…  ok") == ["We walk, e.g. to the park.", "Then tea…", "ok"]
     assert sentences("I asked Mom. She said yes.") == ["I asked Mom.", "She said yes."]  # not a title
+    # "MS." the illness, "St." a street and "Jr." end sentences
+    assert sentences("My wife has MS. How do I cope?") == ["My wife has MS.", "How do I cope?"]
+    assert sentences("We live on Elm St. Come over!") == ["We live on Elm St.", "Come over!"]
     assert clauses("Maya moved; Sam stayed. Mr. Reed left.") == ["Maya moved;", "Sam stayed.", "Mr. Reed left."]
 
 

@@ -272,21 +272,18 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
 # a future one a pending plan; a present or mixed one, or one the tense does not settle ("I
 # didn't go", "I started therapy"), may be either, so it stays unknown.
 _STATUS_BY_ORIENTATION = {"past": "complete", "future": "pending"}
-# the completion a unit of this orientation takes in place of "complete"
-_COMPLETION_RULED_OUT = {"future": "pending", "present": "unknown"}
+# a future event told is not complete (a present one may be: "Maya has joined a group")
+_COMPLETION_RULED_OUT = {"future": "pending"}
 
 
 def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAUnit:
     """A unit whose time orientation is unknown (a copy of a turn always is) takes the one its
     people's statements in its span tell, and with it its completion where that was unknown
-    (setting ``stated_anchors``; English rules in ``text.english_time``). A model unit's
-    completion that its own orientation rules out is corrected: the 1.5B marks nearly every unit
-    complete, "Jon and Gina should go to a dance class" (future) and "Nate enjoys coconut milk"
-    (present) among them on dev; a future is pending, a present state has no completion."""
+    (setting ``stated_anchors``; English rules in ``text.english_time``). A completion its
+    orientation rules out is corrected: the 1.5B marks nearly every unit complete, "Jon and Gina
+    should go to a dance class" (future) among them on dev; a future is pending."""
+    unit = _completion_agreed(unit)
     if unit.time.time_orientation != "unknown":
-        ruled_out = _COMPLETION_RULED_OUT.get(unit.time.time_orientation)
-        if ruled_out and unit.time.completion == "complete":
-            return unit.model_copy(update={"time": unit.time.model_copy(update={"completion": ruled_out})})
         return unit
     span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
@@ -301,7 +298,14 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     if told == "future" and unit.origin == "copied" and own_turn is not None:
         # a copy's time was resolved as a past ("on Friday": the Friday before); a plan's is ahead
         time["event_time"] = resolve(own_turn.text, session_date(unit.time.dialogue_time), "future") or "unknown"
-    return unit.model_copy(update={"time": unit.time.model_copy(update=time)})
+    return _completion_agreed(unit.model_copy(update={"time": unit.time.model_copy(update=time)}))
+
+
+def _completion_agreed(unit: FTAUnit) -> FTAUnit:
+    ruled_out = _COMPLETION_RULED_OUT.get(unit.time.time_orientation)
+    if ruled_out and unit.time.completion == "complete":
+        return unit.model_copy(update={"time": unit.time.model_copy(update={"completion": ruled_out})})
+    return unit
 
 
 def statements(text: str, listeners: tuple[str, ...] | list[str] = ()) -> str:

@@ -108,13 +108,18 @@ _PHRASE = re.compile(rf"(?:{_SELF})\s+(?:{_MODIFIERS}\s+)*(?P<p>{_PHRASES})\b", 
 # feelings so). Only a past "had": "I hope they have fun" is a wish, "I can picture you all having
 # a blast" the listener's; not "means a lot to me", which mostly thanks the listener's words.
 _GIVEN = re.compile(
-    r"\bhad (?:such |so much |a |an )?(?:blast|fun|great time|good time|amazing time|awesome time)\b"
+    # their own "had": "Me and my team had a blast", "we had so much fun" (not "the kids had")
+    r"\b(?:i|we|me|us)\b(?:\s+[\w'-]+){0,4}?\s+(?P<had>had (?:such |so much |a |an )?"
+    r"(?:blast|fun|great time|good time|amazing time|awesome time))\b"
     r"|\b(?:brings?|brought|bringing|gives?|gave|giving) (?:me|us) (?:so much |tons of |a lot of |such |great )?"
     r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm)\b"
     r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
-    r"|\b(?:speaks?|spoke) to me\b",
+    # "it really speaks to me." (not "he speaks to me like a child", "she spoke to me about it")
+    r"|\b(?:speaks?|spoke) to me(?=\s*(?:[.!;,]|$))",
     re.IGNORECASE,
 )
+# "Nothing gives me joy anymore", "I haven't had fun in ages": told, but not felt
+_NO_LONGER = re.compile(r"\b(?:nothing|no|not|never|hardly|barely)\b|n't\b", re.IGNORECASE)
 # What a person says an experience of theirs was like ("It was magical", "it's been tough"): the
 # words that judge it. Told in the past, it is their experience; in the present ("that's great")
 # it is often a reaction to the listener's news, so it counts only beside their own "I", "my" or "we".
@@ -166,19 +171,33 @@ _PLACE = re.compile(r"^(?:the|a|an|my|our|his|her|their|this|that|some|see)\b", 
 # what follows "I'll" or "I want to" in small talk, not a plan ("I'll let you know", "I want to say")
 _NOT_PLANS = re.compile(
     r"^(?:not|never|be|say|tell|let|see|try(?! to\b)|keep that|check|remember|think|know|ask|hear|admit|thank|bet|have to|do my best|"
-    r"do that|do it|go now|go soon)\b",
+    r"do that|do it|go now|go soon|get going|"
+    # a regret, not a plan: "I should probably have called her", "should of left"
+    r"have (?:been|known|gone|done|seen|had|made|taken|got|gotten|[a-z]+ed)|of)\b",
     re.IGNORECASE,
 )
 INTENTION_WORDS = 10
 # what someone else thinks or says the speaker will or should do ("Lena thinks I should ..."; "I
 # think I'll ..." is their own)
 _REPORTED = re.compile(
-    r"(?:\b(?:thinks|says|tells me|believes|feels|insists|suggests)|(?<!\bI )\b(?:thought|said|told me|suggested))"
-    r"\s+(?:that\s+)?$",
+    r"\b(?P<passive>was told|were told|am told|'m told)?(?(passive)|(?:thinks?|says?|tells? me|believes?|feels?|insists?|"
+    r"suggests?|keeps? telling me|thought|said|told me|suggested))\s+(?:that\s+)?$",
     re.IGNORECASE,
 )
+# the speaker's own "I think", "we really feel"
+_OWN_REPORT = re.compile(r"\b(?:I|we)(?:\s+\w+)?\s*$", re.IGNORECASE)
 # a feeling word in another sense when these follow it ("I'm down to help", "I'm bad at maths")
-_OTHER_SENSE = {"down": ("to", "for", "with"), "bad": ("at",), "lost": ("in", "to"), "stuck": ("in", "at", "on")}
+_OTHER_SENSE = {
+    "down": ("to", "for", "with"),
+    "bad": ("at",),
+    "lost": ("in", "to"),
+    "stuck": ("in", "at", "on"),
+    # passives: "I was connected with a new therapist", "I'm supported by a grant"
+    "connected": ("with", "by"),
+    "supported": ("by",),
+    "heard": ("about", "of", "from", "that", "back"),
+    "understood": ("that", "what", "how", "why", "it", "the"),
+}
 _SECOND = FEELINGS | {"good", "better"}
 # "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
 _ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
@@ -233,7 +252,10 @@ def feelings(statement: str) -> list[str]:
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
-    out += [m.group(0).lower() for m in _GIVEN.finditer(statement)]
+    for m in _GIVEN.finditer(statement):
+        clause = re.split(r"[,;:]|\s[-\u2013\u2014]\s", statement[: m.start()])[-1]
+        if not _NO_LONGER.search(clause + " " + m.group(0)):
+            out.append((m.group("had") or m.group(0)).lower())
     out += appraisals(statement) + loves(statement)
     return list(dict.fromkeys(out))
 
@@ -296,7 +318,9 @@ def intentions(statement: str) -> list[str]:
     out = []
     statement = statement.replace("\u2019", "'")
     for m in _INTENT.finditer(statement):
-        if _REPORTED.search(statement[max(0, m.start() - 24) : m.start()]):
+        window = statement[max(0, m.start() - 32) : m.start()]
+        reported = _REPORTED.search(window)
+        if reported and (reported.group("passive") or not _OWN_REPORT.search(window[: reported.start()])):
             continue  # "Lena thinks I should visit him every day" is Lena's plan for them
         words = _HEDGES.sub("", m.group("what").strip()).split()
         what = " ".join(_to_clause_end(words, _CLAUSE_WORDS))

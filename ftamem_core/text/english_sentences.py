@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-# titles and abbreviations written with a stop that does not end the sentence
-ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "Sr", "Jr", "St", "Mt", "vs", "e.g", "i.e", "approx")
+# titles and abbreviations written with a stop that never ends a sentence, as written ("MS." is an
+# illness; "Jr." and "St.", Street, often end one)
+ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "vs", "e.g", "i.e", "E.g", "I.e", "approx")
 
-_ABBREVIATED = re.compile(rf"(?:^|[^\w.])(?:{'|'.join(re.escape(a) for a in ABBREVIATIONS)})\.$", re.IGNORECASE)
+_ABBREVIATED = re.compile(rf"(?:^|[^\w.])(?:{'|'.join(re.escape(a) for a in ABBREVIATIONS)})\.$")
 _LONGEST = max(map(len, ABBREVIATIONS)) + 2  # the abbreviation, its stop and the character before
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 _CLAUSE_END = re.compile(r"(?<=[.!?…;])\s+")

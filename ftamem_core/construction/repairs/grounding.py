@@ -309,7 +309,7 @@ _CHEER = re.compile(
     # a reaction to what the listener showed or told ("Wow, they look great!"), not "He looks so
     # tired these days" about someone else
     r"(?:it|that|this|those|these) (?:look|looks|sound|sounds|must have been|must've been)\b"
-    r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like)\b"
+    r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like an?)\b"
     r"|(?:they|he|she) (?:look|looks|sound|sounds) (?:so |really )?"
     r"(?:great|good|amazing|awesome|fun|cool|lovely|happy|cute|beautiful|graceful)\b"
     r"|must have been\b|must've been\b)",
@@ -362,32 +362,46 @@ _FOR_LISTENER = re.compile(
 )
 
 
-# Praise of, or sympathy with, what the listener showed or told, in a short sentence of its own:
-# "Cool setup!", "Cute little guys!", "Wow, that photo is great!", "That charity race sounds
-# great, Mel!", "That's a great goal!", "Congrats on the new job!", "Sorry to hear that.", "Must be
-# tough living in the city." (all from dev LoCoMo turns, where a copy made of them was a unit of
-# nothing its speaker did or felt). Only praise words make a bare exclamation a reaction: "Sad but
-# good." is a feeling of the speaker's.
+# praise words: a bare exclamation of one is a reaction (``reaction``)
 _PRAISE = (
     r"(?:great|good|nice|cool|awesome|amazing|lovely|beautiful|adorable|cute|wonderful|fantastic|incredible|"
-    r"impressive|gorgeous|stunning|sweet|brilliant|perfect|chill|inspiring|fun|delicious|yummy)"
+    r"impressive|gorgeous|stunning|sweet|brilliant|perfect|chill|inspiring|fun|delicious|yummy|kind|thoughtful)"
 )
-_OH = r"(?:(?:wow|whoa|woah|oh|ooh|aww+|ah|yeah|yes|yep|haha|omg|and|but|so)\b[,!.]?\s+)*"
+_OH = r"(?:(?:wow|whoa|woah|oh|ooh|aww+|ah|yeah|yes|yep|haha|omg|and|but)\b[,!.]?\s+)*"
+_EXCLAIMED = re.compile(
+    rf"^{_OH}(?:(?:so|such|what|really|super|very)\s+)*(?:an?\s+)?{_PRAISE}(?:\s+[\w'-]+){{0,2}}[\s,.!]*$",
+    re.IGNORECASE,
+)
+# Reactions that open a short sentence of one clause (below): "Congrats on the new job!", "Sorry
+# to hear that.", "It must be tough.", "That's a great goal!", "That charity race sounds great,
+# Mel!"; not "Sorry to hear that, Dad is back in hospital", "That was an amazing concert" (their
+# own), "This new job is great so far".
 _REACTION = re.compile(
-    rf"^{_OH}(?:(?:so|such|what|really|super|very)\s+)*(?:an?\s+)?{_PRAISE}(?:\s+[\w'-]+){{0,2}}[\s,.!]*$"
-    rf"|^{_OH}(?:congrats|congratulations|(?:so )?sorry to hear|love (?:that|this|those|these)\b|that makes sense|"
-    r"(?:good|glad) to (?:know|hear)|(?:it |that )?must be (?:so |really )?(?:tough|hard|rough|awful|scary|great|"
-    r"awesome|amazing|fun|nice|cool|lovely|exciting)\b)",
+    rf"^{_OH}(?:congrats|congratulations|(?:so )?sorry to hear|love (?:that|this|those|these)\b|that makes sense|"
+    r"(?:good|glad) to (?:know|hear)|(?:it|that|this) means? (?:a lot|so much)\b|"
+    r"(?:it |that )?must be (?:so |really )?(?:tough|hard|rough|awful|scary|great|awesome|amazing|fun|nice|cool|"
+    r"lovely|exciting)\b"
+    r"|(?:(?:that|those)(?:\s+[\w'-]+){0,3}?(?:'s|\s+(?:is|are|looks?|sounds?|seems?))|(?:this|these)(?:'s|\s+(?:is|are|looks?|sounds?|seems?)))"
+    rf"\s+(?:(?:so|really|super|totally|both|such|pretty|very)\s+)*(?:an?\s+)?{_PRAISE}\b)",
     re.IGNORECASE,
 )
-# "That/this ... is/looks great", in a sentence of at most JUDGED_WORDS words: "That's great, Gina
-# moved to Leeds with her kids last week" goes on to news.
-_JUDGED = re.compile(
-    rf"^{_OH}(?:that|this|those|these)(?:\s+[\w'-]+){{0,3}}?(?:'s|\s+(?:is|are|was|were|looks?|sounds?|seems?))\s+"
-    rf"(?:(?:so|really|super|totally|both|such|pretty|very)\s+)*(?:an?\s+)?{_PRAISE}\b",
-    re.IGNORECASE,
-)
-JUDGED_WORDS = 10
+# what may follow a reaction's opening: more words of one clause, or the listener's name after a
+# comma ("..., Mel!"); case-sensitive, for the name
+_ONE_CLAUSE = re.compile(r"^[^,;:\u2013\u2014]*?(?:,\s*[A-Z][\w'-]*)?[\s.!]*$")
+REACTION_WORDS = 10
+
+
+def reaction(sentence: str) -> bool:
+    """Whether a sentence without "I" or "we" only praises or sympathises with what the listener
+    showed or told: "Cool setup!", "Wow, that photo is great!", "Congrats on the new job!",
+    "Sorry to hear that." (dev LoCoMo turns, where a copy made of them was a unit of nothing its
+    speaker did or felt). Praise words make a bare exclamation one; "Sad but good." is a feeling."""
+    if _WE.search(sentence):
+        return False
+    if _EXCLAIMED.match(sentence):
+        return True
+    m = _REACTION.match(sentence)
+    return bool(m) and len(sentence.split()) <= REACTION_WORDS and bool(_ONE_CLAUSE.match(sentence[m.end() :]))
 
 
 def cheer(sentence: str) -> bool:
@@ -395,14 +409,14 @@ def cheer(sentence: str) -> bool:
     thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
     speaker's news), offers help, promises support or to keep them posted, hopes for them (in a
     short sentence without news of the speaker's), waits for their news, says goodbye, or praises
-    or sympathises with what they showed or told in a short sentence."""
+    or sympathises with what they showed or told (``reaction``), thanks opening it or not."""
     sentence = sentence.strip().replace("\u2019", "'")
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence) or _FOR_LISTENER.search(sentence):
         return True
     if first_person(sentence):
         return False
-    judged = len(sentence.split()) <= JUDGED_WORDS and _JUDGED.match(sentence)
-    return bool(judged or _REACTION.match(sentence) or _CHEER.match(sentence) or _THANKS_OR_WISH.match(sentence))
+    rest = _THANKED.sub("", sentence)  # "Thank you so much, that's really kind."
+    return any(reaction(s) or _CHEER.match(s) or _THANKS_OR_WISH.match(s) for s in {sentence, rest} if s)
 
 
 _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", re.IGNORECASE)
@@ -411,7 +425,8 @@ _YOU = re.compile(r"\b(you|your|yours|yourself|you're|you've|you'll|you'd)\b", r
 # Thanks that open a sentence of news: "Thank you, it really helped to talk." tells how the
 # talk went; its "you" is the thanks'.
 _THANKED = re.compile(
-    r"^(?:thanks|thank you)(?: (?:so|very) much)?(?: for(?: [\w'-]+){1,3})?[,;:!.]+\s+", re.IGNORECASE
+    r"^(?:thanks|thank you)(?: (?:so|very) much)?(?:,?\s+[A-Z][\w'-]*)?(?: for(?: [\w'-]+){1,3})?[,;:!.]+\s+",
+    re.IGNORECASE,
 )
 
 

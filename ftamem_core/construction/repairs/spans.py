@@ -27,8 +27,7 @@ def split_fact(unit: FTAUnit, turns: list[Turn], names: list[str]) -> list[FTAUn
     group of sentences before it carries, names no speaker or opens with a subject pronoun
     continues that group ("It was so powerful.", "She offered to take the calls"); a repeated
     sentence, and an unfinished last one (the model stopped mid-clause), go. Each piece keeps the
-    unit's span, cut to the turns it carries with ``trim``; the time stays on the pieces that say
-    it, or on all when none does."""
+    unit's span; the time stays on the pieces that say it, or on all when none does."""
     parts = sentences(unit.fact.text)
     if len(parts) > 1 and not _FINISHED.search(parts[-1]):
         parts = parts[:-1]

@@ -1,7 +1,7 @@
 """Construction cost per granularity variant on one case with the embedded model.
 
     .venv/bin/python benchmarks/construction.py [--model qwen2.5-1.5b] [--file data/sample_case.json]
-        [--variants bws fixed session pair] [--coverage-pass] [--json]
+        [--variants bws fixed session pair] [--json]
 
 Prints turns per minute, calls, tokens and units per turn for each variant (the paper spent 0.35
 calls and about 576 tokens per LoCoMo turn with BWS).
@@ -47,7 +47,6 @@ def run(variant: str, file: Path, settings, case_id: str | None) -> dict:
         store.close()
     return {
         "variant": variant,
-        "coverage_pass": settings.extraction.coverage_pass,
         "turns": cost["turns"],
         "seconds": round(seconds, 1),
         "turns_per_min": round(cost["turns"] / seconds * 60, 1),
@@ -67,10 +66,9 @@ def main() -> None:
     p.add_argument("--file", type=Path, default=ROOT / "data" / "sample_case.json")
     p.add_argument("--case", help="one case of a multi-case file")
     p.add_argument("--variants", nargs="+", default=["bws", "fixed", "session", "pair"])
-    p.add_argument("--coverage-pass", action="store_true", help="with the coverage pass (not in the paper)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    settings = load_settings(llm={"model": args.model}, extraction={"coverage_pass": args.coverage_pass or None})
+    settings = load_settings(llm={"model": args.model})
     rows = []
     for variant in args.variants:
         rows.append(run(variant, args.file, settings, args.case))

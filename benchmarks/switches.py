@@ -44,7 +44,7 @@ from ftamem_core.retrieval.bench import markdown_table  # noqa: E402
 from ftamem_core.config import Settings  # noqa: E402
 from ftamem_core.setting import UnknownSetting, fields, paper_value, resolve, value_at  # noqa: E402
 
-STAGES = ("segmentation", "extraction", "coverage", "linking", "longitudinal")
+STAGES = ("segmentation", "extraction", "linking", "longitudinal")
 BUDGETS = (250, 500, 1000)
 # Beyond the paper but not measurable here: the benchmark sets the packet budget itself, and the
 # dev cases hold far fewer units than the threshold.

@@ -195,7 +195,7 @@ class SegmentationSettings(_Phase):
 
 
 class ConstructionSettings(_Phase):
-    """What every construction call shares (extraction, coverage, linking, longitudinal notes)."""
+    """What every construction call shares (extraction, linking, longitudinal notes)."""
 
     construction_temperature: float = setting(
         0.7, build=True, description="sampling temperature of every construction call"
@@ -232,7 +232,7 @@ class ExtractionSettings(_Phase):
         STATEMENT_CHARS,
         ge=40,
         build=True,
-        description="the longest fact (characters) the extraction and coverage schemas let the model write",
+        description="the longest fact (characters) the extraction schema lets the model write",
     )
     min_unit_words: int = setting(
         25,
@@ -250,18 +250,11 @@ class ExtractionSettings(_Phase):
         "unit per this many of the person's turns of `coverage_min_words` or more "
         "(0: at least one in all)",
     )
-    coverage_pass: bool = setting(
-        False,
-        build=True,
-        paper=False,
-        description="one more call per fragment asks for "
-        "a unit for each of the person's substantive turns that no unit covers",
-    )
     coverage_min_words: int = setting(
         6,
         ge=1,
         build=True,
-        description="words that make a turn substantive (coverage pass, verbatim fallback, `turns_per_unit`)",
+        description="words that make a turn substantive (verbatim fallback, `turns_per_unit`)",
     )
     # Checks beyond the paper (construction/repairs/), each on by default and off with its switch.
     speaker_check: bool = setting(

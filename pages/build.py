@@ -44,7 +44,7 @@ if not allowed:
         appstate.clear_later(appstate.BUILD_CONSENT_NOTE)  # the next record gives its own note
         st.rerun()
 
-col1, col2, col3, col4 = st.columns(4)
+col1, col2, col3 = st.columns(3)
 segmentation = col1.selectbox(
     "Segmentation",
     ["bws", "fixed", "session", "pair"],
@@ -53,12 +53,6 @@ segmentation = col1.selectbox(
 )
 window = col2.number_input("Window W", min_value=2, max_value=200, value=settings.segmentation.window_size)
 from_scratch = col3.checkbox("Rebuild from scratch", help="clear this case's memory first")
-coverage = col4.checkbox(
-    "Coverage pass",
-    value=settings.extraction.coverage_pass,
-    help="not in the paper: one more call per fragment for what the person said that no unit "
-    "covers (helps small models)",
-)
 
 
 counts = store.session_turn_counts(case_id)
@@ -78,9 +72,7 @@ def start(discard_by: str | None = None) -> None:
         appstate.put(appstate.CONFIRM_REBUILD, True)  # the dialog lists what would be discarded
         return
     try:
-        builder = Builder(
-            store, ui.llm(), ui.embedder(), settings.with_overrides(extraction={"coverage_pass": coverage})
-        )
+        builder = Builder(store, ui.llm(), ui.embedder(), settings)
     except Exception as e:  # e.g. the model file or the server is missing
         appstate.flash("error", str(e).splitlines()[0])
         return
@@ -214,7 +206,6 @@ def live() -> None:
         kinds = (
             ev.Fused,
             ev.TurnsCut,
-            ev.CoveragePass,
             ev.VerbatimKept,
             ev.DuplicateMerged,
             ev.FactSplit,
@@ -237,8 +228,6 @@ def live() -> None:
                     f"turns {turns(e.turns)} cut to fit the prompt "
                     f"({e.limit:,} characters for a prompt's turns); stored whole"
                 )
-            elif isinstance(e, ev.CoveragePass):
-                st.caption(f"coverage pass for turns {turns(e.turns)}")
             elif isinstance(e, ev.VerbatimKept):
                 st.caption(f"turns in no unit kept in their own words: {turns(e.turns)}")
             elif isinstance(e, ev.DuplicateMerged):

@@ -37,10 +37,6 @@ class Pipeline:
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
         return {"memory_units": [unit(f"Fact about turns {idx[0]}-{idx[-1]}", idx[0], idx[-1])]}
 
-    def coverage(self, messages):
-        targets = [int(i) for i in re.findall(r"\[(\d+)\]", section(messages, "Turns to write a unit for:"))]
-        return {f"t{i}": unit(f"Maya said more in turn {i}", i, i) for i in targets}
-
     def linking(self, messages):
         """Each new unit updates its most similar older unit."""
         pairs = re.findall(r"^(m\d+): (m\d+)", section(messages, "Pairs to judge"), re.M)

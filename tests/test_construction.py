@@ -368,32 +368,11 @@ def first_turn_only(messages):
     return {"memory_units": [unit(f"Maya opened with turn {idx[0]}.", idx[0], idx[0])]}
 
 
-def test_coverage_pass_writes_units_for_what_no_unit_covers(case):
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = first_turn_only
-    prompts = []
-    coverage = pipeline.coverage
-    pipeline.coverage = lambda messages: prompts.append(messages[-1]["content"]) or coverage(messages)
-    report, events, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"coverage_pass": True}))
-    said = {t.idx for t in case.turns("c1") if t.role == "user"}
-    covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
-    assert said <= covered
-    # fragments [0-3] [4-7] per session: the first unit covers turn 0 (or 4), the pass turn 2 (or 6)
-    assert pipeline.calls.count("coverage") == 4 and report.units == 8
-    assert "Maya opened with turn 0." in prompts[0] and prompts[0].rstrip().endswith(
-        "Turns to write a unit for: <data>[2]</data>"
-    )
-    assert [e.turns for e in events if isinstance(e, ev.CoveragePass)][0] == [2]
-    assert "coverage" in {s["stage"] for s in case.cost("c1")["stages"]}
-    assert case.builds("c1")[-1].settings["extraction"]["coverage_pass"] is True
-    assert case.builds("c1")[-1].settings["profile"] == "small-model"  # the build names the method that ran
-
-
-def test_without_the_coverage_pass_or_the_fallback_uncovered_turns_stay_uncovered(case):
+def test_without_the_fallback_uncovered_turns_stay_uncovered(case):
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = first_turn_only
     report, _, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
-    assert "coverage" not in pipeline.calls and report.units == 4
+    assert report.units == 4
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert 2 not in covered
 
@@ -402,7 +381,8 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = first_turn_only
     report, events, _ = build(case, pipeline)
-    assert "coverage" not in pipeline.calls and report.units == 8
+    # fragments [0-3] [4-7] per session: one extraction call each, none more for the copies
+    assert pipeline.calls.count("extraction") == 4 and report.units == 8
     said = {t.idx: t for t in case.turns("c1") if t.role == "user"}
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert set(said) <= covered
@@ -410,6 +390,7 @@ def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_wit
     assert unit2.fact.text == f'Maya told Counselor: "{said[2].text}"' and unit2.origin == "copied"  # nothing invented
     assert [e.turns for e in events if isinstance(e, ev.VerbatimKept)][0] == [2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
+    assert case.builds("c1")[-1].settings["profile"] == "small-model"  # the build names the method that ran
 
 
 def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their_own_units(case):

@@ -319,7 +319,7 @@ def test_the_sidebars_settings_read_as_words_with_what_each_does(app):
     value = {name: r["value"] for name, r in rows.items()}
     assert value["segmentation"] == "BWS (the paper's boundary segmentation)"
     assert value["profile"].startswith("small model (")
-    assert value["coverage pass"] == "off" and value["speaker check"] == "on"
+    assert value["split facts"] == "on" and value["speaker check"] == "on"
     assert value["retention days"] == "—" and value["embedding model"] == "—"  # none set
     assert value["language model · backend"] == "scripted (a test stand-in, no model)"
     assert value["language model · dialect"] == "auto (asks the server)"
@@ -327,8 +327,8 @@ def test_the_sidebars_settings_read_as_words_with_what_each_does(app):
     assert value["ablations · no links"] == "off" and value["max turn chars"] == "100,000"
     assert value["lambda (λ)"] == "0.8" and value["tau (τ)"] == "0.35"
     # the description each setting was declared with says what it does
-    assert rows["coverage pass"]["what it does"] == " ".join(
-        ExtractionSettings.model_fields["coverage_pass"].description.split()
+    assert rows["split facts"]["what it does"] == " ".join(
+        ExtractionSettings.model_fields["split_facts"].description.split()
     )
     assert all(r["what it does"] not in ("", "—") and "`" not in r["what it does"] for r in rows.values())
     raw = re.compile(r"^(true|false|True|False|None|null|bws|json_schema|json_object|small-model)$|_")

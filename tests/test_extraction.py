@@ -5,12 +5,9 @@ from pydantic import ValidationError
 
 from ftamem_core.construction.extraction import (
     Fragment,
-    coverage_reply_model,
     fuse,
     integrate,
     parse_candidates,
-    parse_coverage,
-    about_turn,
     reply_model,
     third_person,
     to_unit,
@@ -45,19 +42,12 @@ def test_schema_carries_enums_and_completes_names_only_carried_units():
         reply_model([], at_least_one=True).model_validate({"memory_units": []})
 
 
-def test_the_facts_length_bound_is_the_callers_in_both_schemas():
+def test_the_facts_length_bound_is_the_callers():
     long = "Maya talks about night shifts and sleep. " * 12  # 492 characters
-    for make in (lambda n: reply_model([], fact_chars=n), lambda n: coverage_reply_model([Turn(idx=3, text="t3")], n)):
-        assert '"maxLength": 800' in json.dumps(json_schema(make(800)))
-        with pytest.raises(ValidationError):
-            validate(make(400), long)
-        validate(make(800), long)
-
-
-def validate(model, text):
-    if "memory_units" in model.model_fields:
-        return model.model_validate({"memory_units": [unit(text, 10, 11)]})
-    return model.model_validate({"t3": unit(text, 3, 3)})
+    assert '"maxLength": 800' in json.dumps(json_schema(reply_model([], fact_chars=800)))
+    with pytest.raises(ValidationError):
+        reply_model([], fact_chars=400).model_validate({"memory_units": [unit(long, 10, 11)]})
+    reply_model([], fact_chars=800).model_validate({"memory_units": [unit(long, 10, 11)]})
 
 
 @pytest.mark.parametrize("text", ["...", "", "unknown", "  ", "…"])
@@ -188,61 +178,11 @@ def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
     assert [t.idx for t in uncovered(frag, written, 5)] == [12, 14]  # 11 is the counselor's, 13 too short
     assert [t.idx for t in uncovered(frag, written + [unit_model(12, 14)], 5)] == []
     partial = parse([unit("Maya may sleep more.", 12, 14, status="partial")], frag=fragment(10, 14))[0][1]
-    assert [t.idx for t in uncovered(frag, written + [partial], 5)] == [12, 14]  # not retrievable memory
+    assert [t.idx for t in uncovered(frag, written + [partial], 5)] == []  # it ends up in memory too
 
 
 def unit_model(first, last):
     return parse([unit("Maya works nights.", first, last)], frag=fragment(10, 14))[0][1]
-
-
-def test_coverage_reply_needs_a_unit_for_every_turn_and_spans_include_it():
-    turns = [said(12, "Badly, maybe four hours."), said(14, "Omar suggested curtains.")]
-    model = coverage_reply_model(turns)
-    schema = json_schema(model)
-    assert schema["required"] == ["t12", "t14"]
-    with pytest.raises(ValidationError):
-        model.model_validate({"t12": unit("Maya sleeps four hours.", 11, 12)})
-    with pytest.raises(ValidationError):  # a coverage unit never completes a carried unit
-        model.model_validate(
-            {
-                "t12": unit("Maya sleeps four hours.", 11, 12, completes="p1"),
-                "t14": unit("Omar suggested curtains.", 14, 14),
-            }
-        )
-    reply = model.model_validate(
-        {
-            "t12": unit("Maya sleeps four hours.", 11, 12),
-            "t14": unit("Omar suggested blackout curtains to Maya.", 10, 11),
-        }
-    )
-    units = parse_coverage(reply, turns, fragment(10, 14), [])
-    assert [(u.evidence.start, u.evidence.end) for u in units] == [(11, 12), (10, 14)]  # widened to its turn
-    assert [u.construction_status for u in units] == ["final", "final"]
-    assert [u.fact.text for u in units] == ["Maya sleeps four hours.", "Omar suggested blackout curtains to Maya."]
-
-
-def test_a_coverage_fact_not_about_its_turn_becomes_the_turns_own_words():
-    turns = [
-        said(12, "Badly, I sleep maybe four hours."),
-        said(14, "I joined a running group on Sundays."),
-        said(16, "I could call my dad before I leave."),
-    ]
-    written = [unit_model(10, 10)]  # "Maya works nights."
-    reply = coverage_reply_model(turns).model_validate(
-        {
-            "t12": unit("Maya sleeps about four hours.", 12, 12),
-            "t14": unit("Maya sleeps about four hours.", 14, 14),  # a repeat of t12
-            "t16": unit("Maya works nights.", 16, 16),
-        }
-    )  # a repeat of a written unit
-    units = parse_coverage(reply, turns, fragment(10, 16), written)
-    assert [u.fact.text for u in units] == [
-        "Maya sleeps about four hours.",
-        'Maya said: "I joined a running group on Sundays."',  # quoted: "I" names her, the grammar is hers
-        'Maya said: "I could call my dad before I leave."',
-    ]
-    assert [u.fact.summary for u in units] == ["Maya sleeps about fo", "", ""]
-    assert about_turn("Maya is tired.", turns[0], []) is False  # shares no content word with its turn
 
 
 def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():

@@ -140,7 +140,6 @@ def test_build_page_builds_with_the_chosen_backend(app):
     assert [u.fact.text for u in store.units("sample-daniel")] == ["Daniel talked about his father."] * 3
     at.run()
     assert not at.exception and any("Units formed (3)" in h.value for h in at.subheader)
-    assert store.builds("sample-daniel")[-1].settings["extraction"]["coverage_pass"] is False
 
 
 def test_build_page_shows_each_kind_of_build_event(app):
@@ -158,7 +157,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
         [
             ev.Fused(carried="p", candidate="c", fused="Daniel's father moved."),
             ev.TurnsCut(turns=[3], limit=4000),
-            ev.CoveragePass(turns=[5]),
             ev.VerbatimKept(turns=[7]),
             ev.DuplicateMerged(kept="k", dropped="Same again."),
             ev.FactSplit(fact="Two things.", into=["One.", "Two."]),
@@ -176,7 +174,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
     for expected in [
         "fused: Daniel's father moved.",
         "turns 4 cut to fit the prompt (4,000 characters",  # from 1
-        "coverage pass for turns 6",
         "turns in no unit kept in their own words: 8",
         "merged a near-duplicate: Same again.",
         "split into 2 units: Two things.",
@@ -225,17 +222,6 @@ def test_build_page_link_line_says_both_units_facts_as_stored_and_the_relation_i
         in lines
     )
     assert not any("_" in line.split(":")[0] for line in lines)  # the relation in words, not followup_of
-
-
-def test_build_page_turns_the_coverage_pass_on(app):
-    store = Store(app)
-    ingest_file(store, SAMPLE, consent_by="test")
-    at = open_page("pages/build.py")
-    next(c for c in at.checkbox if c.label == "Coverage pass").check().run()
-    next(b for b in at.button if b.label == "Start / resume build").click().run()
-    assert not at.exception
-    wait_until_built(store)
-    assert store.builds("sample-daniel")[-1].settings["extraction"]["coverage_pass"] is True
 
 
 def memory_page(name: str | None = "Dr. Lee") -> AppTest:

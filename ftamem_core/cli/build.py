@@ -46,8 +46,6 @@ def cmd_build(args, settings: Settings):
     from ..llm.factory import make_llm
     from .progress import ProgressBar
 
-    if args.coverage_pass:
-        settings = settings.with_overrides(extraction={"coverage_pass": True})
     store = open_store(settings)
     require_case(store, args.case)
     llm = make_llm(settings.llm, settings.storage.model_dir, recorder=store.record_call)

@@ -100,11 +100,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --from-scratch: throw away the corrections made by hand (recorded with --by)",
     )
     c.add_argument("--by", help="who discards the corrections (default: your user name)")
-    c.add_argument(
-        "--coverage-pass",
-        action="store_true",
-        help="one more call per fragment for the person's turns no unit covers (setting extraction.coverage_pass)",
-    )
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c = command("units", "list a case's memory units")
     c.add_argument("case")

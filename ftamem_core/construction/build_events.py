@@ -64,11 +64,6 @@ class TurnsCut(BuildEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CoveragePass(BuildEvent):
-    turns: list[int]  # the person's turns no unit covered
-
-
-@dataclass(frozen=True, kw_only=True)
 class VerbatimKept(BuildEvent):
     turns: list[int]  # turns in no unit, kept in their own words
 

@@ -26,15 +26,12 @@ from ..setting import dotted, merged, value_at
 from ..llm.embeddings import Embedder
 from .extraction import (
     Fragment,
-    coverage_reply_model,
     incomplete_memory_json,
     integrate,
     merge_duplicates,
     min_units,
     parse_candidates,
-    parse_coverage,
     stated_anchors,
-    uncovered,
     verbatim_units,
     with_stated_time,
     with_turn_anchors,
@@ -76,7 +73,7 @@ _BUILD_SOURCES = (
     "construction/representation",
     "models",
 )
-_BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal", "coverage")
+_BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal")
 
 
 def build_digest(extra_prompts: tuple[str, ...] = ()) -> str:
@@ -372,11 +369,6 @@ class Builder:
             for key, u in parse_candidates(reply, fragment)
             for piece in repairs.pieces(key, u, fragment.turns)
         ]
-        if self.settings.extraction.coverage_pass:
-            found += [
-                ("none", repairs.checked(u, fragment.turns))
-                for u in self._cover(fragment, [u for _, u in found if u], session_turns)
-            ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
         # Every unit this fragment writes takes the anchors its turns state, also a partial left open
@@ -423,28 +415,6 @@ class Builder:
         # made afresh: the settings (repairs off for a language they do not serve) and the
         # case's speakers are the build's own
         return Repairs(self.settings, self._speakers, self._peers, self.progress)
-
-    def _cover(self, fragment: Fragment, written: list[FTAUnit], session_turns: list[Turn]) -> list[FTAUnit]:
-        """The coverage pass: units for the person's turns no written unit covers."""
-        missing = uncovered(fragment, written, self.settings.extraction.coverage_min_words)
-        if not missing:
-            return []
-        self.progress(ev.CoveragePass(turns=[t.idx for t in missing]))
-        messages = load_prompt("coverage").messages(
-            people=people(session_turns),
-            session_time=fragment.session_time or "unknown",
-            written=incomplete_memory_json(written, [f"u{i + 1}" for i in range(len(written))]),
-            turns=self._render(fragment.turns),
-            targets=", ".join(f"[{t.idx}]" for t in missing),
-        )
-        reply, _ = self.llm.structured(
-            "coverage",
-            messages,
-            coverage_reply_model(missing, self.settings.extraction.fact_max_chars),
-            temperature=self.settings.construction.construction_temperature,
-            max_tokens=self.settings.construction.construction_max_tokens,
-        )
-        return parse_coverage(reply, missing, fragment, written)
 
     def _store_and_link(
         self,

@@ -11,13 +11,6 @@ session date (preferred over the model's own date); otherwise the model's ISO da
 
 Evidence spans are clipped to the fragment; a span wholly outside it is replaced by the whole
 fragment (the unit was written from those turns), so no unit ever cites turns it was not built from.
-
-Coverage pass (an extension, off by default: ``settings.extraction.coverage_pass``): small models write one
-unit per fragment and leave most of what the person said in no unit (the 0.5B built 6 units for
-30 turns of the ES-MemEval sample). The pass finds the person's substantive turns that no
-candidate's evidence span covers and asks, in one more call, for one unit per such turn; the reply
-schema has a required key per turn, so none can be skipped. Its units are final, and a fact that is
-not about its turn is replaced by the turn's own words (see ``parse_coverage``).
 """
 
 from __future__ import annotations
@@ -34,11 +27,8 @@ from .repairs.grounding import (
     carrying_turns,
     cheer,
     first_person,
-    normalised,
     refers_back,
-    repeats,
     saying,
-    shares_content,
     to_listener,
 )
 from ..loaders.locomo import without_caption
@@ -346,7 +336,7 @@ def verbatim_units(
     out = []
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
     before = {t.idx: prev for prev, t in zip(fragment.turns, fragment.turns[1:])}
-    for turn in uncovered(fragment, [] if within_spans else units, min_words, partial_counts=True):
+    for turn in uncovered(fragment, [] if within_spans else units, min_words):
         listeners = [n for n in names if n != turn.speaker]
         said = statements(turn.text, listeners)
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
@@ -537,64 +527,17 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
     return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]
 
 
-# Coverage pass -----------------------------------------------------------------------------
+# Uncovered turns ---------------------------------------------------------------------------
 
 
-def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int, partial_counts: bool = False) -> list[Turn]:
+def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
     """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
-    evidence span covers. A partial unit counts only with ``partial_counts``: the coverage pass
-    wants final units; the verbatim fallback does not repeat what a partial unit holds (it ends
-    up retrievable, fused or still open at the end of the case)."""
-    covered = {
-        i
-        for u in units
-        if partial_counts or u.construction_status != "partial"
-        for i in range(u.evidence.start, u.evidence.end + 1)
-    }
+    evidence span covers, a partial unit's too: the verbatim fallback does not repeat what a
+    partial unit holds (it ends up retrievable, fused or still open at the end of the case)."""
+    covered = {i for u in units for i in range(u.evidence.start, u.evidence.end + 1)}
     return [
         t for t in fragment.turns if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words
     ]
-
-
-def coverage_key(turn: Turn) -> str:
-    return f"t{turn.idx}"
-
-
-def coverage_reply_model(turns: list[Turn], fact_chars: int = STATEMENT_CHARS) -> type[BaseModel]:
-    """One required unit per uncovered turn, keyed ``t<turn number>``; none completes a carried unit."""
-    unit = _unit_model("CoverageUnit", Literal["none"], fact_chars)
-    fields: dict[str, Any] = {coverage_key(t): (unit, ...) for t in turns}
-    return create_model("CoverageReply", __config__=ConfigDict(extra="forbid"), **fields)
-
-
-def about_turn(text: str, turn: Turn, seen: list[str]) -> bool:
-    """Whether a coverage unit's fact is about its turn: it shares a content word with the turn and
-    does not repeat a fact already written (the 0.5B copies one fact into every key)."""
-    names = [turn.speaker] if turn.speaker else []
-    return not repeats(text, seen) and shares_content(text, [turn.text], names)
-
-
-def parse_coverage(reply: BaseModel, turns: list[Turn], fragment: Fragment, written: list[FTAUnit]) -> list[FTAUnit]:
-    """Units from a coverage reply, final (the pass exists to put these turns in memory) and each
-    with its evidence span widened to include its turn. A fact that is not about its turn (see
-    ``about_turn``) is replaced by the turn's own words in the third person, without a summary."""
-    seen = [normalised(u.fact.text) for u in written]
-    units = []
-    for turn in turns:
-        out: UnitOut = getattr(reply, coverage_key(turn))
-        first, last = sorted(out.evidence_turn_span)
-        out = out.model_copy(update={"evidence_turn_span": [min(first, turn.idx), max(last, turn.idx)]})
-        unit = to_unit(out, fragment).model_copy(update={"construction_status": "final"})
-        if not about_turn(unit.fact.text, turn, seen):
-            others = sorted({t.speaker for t in fragment.turns if t.speaker and t.speaker != turn.speaker})
-            text = own_words(turn, turn.text, others)
-            # The model's summary belonged to the fact it wrote, not to this turn.
-            unit = unit.model_copy(
-                update={"fact": unit.fact.model_copy(update={"text": text, "summary": ""}), "origin": "copied"}
-            )
-        seen.append(normalised(unit.fact.text))
-        units.append(unit)
-    return units
 
 
 # Near-duplicates ---------------------------------------------------------------------------

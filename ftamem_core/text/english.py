@@ -26,7 +26,6 @@ REPAIRS_OFF = {
         "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
         "split_facts": False,  # sentences split and regrouped by English names and pronouns
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
-        "coverage_pass": False,  # its fact is checked against the turn's [a-z] words
         "stated_anchors": False,  # English feeling words, "I want to" after "I", English tenses
     },
     "longitudinal": {

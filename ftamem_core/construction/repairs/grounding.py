@@ -32,12 +32,6 @@ def shares_content(text: str, sources: list[str], names: tuple[str, ...] | list[
     return bool(content_words(text, names) & content_words(" ".join(sources), names))
 
 
-def repeats(text: str, seen: list[str]) -> bool:
-    """Whether ``text`` equals, contains or is contained in one of the ``seen`` (normalised) texts."""
-    norm = normalised(text)
-    return any(norm in old or old in norm for old in seen if old)
-
-
 # Anchors and speakers -----------------------------------------------------------------------
 
 

@@ -325,7 +325,7 @@ class ExtractionSettings(_Phase):
         "whose feeling, intention or time orientation is unknown (a copy of a turn always is) takes "
         'those its speaker states in its turns in their own words ("I felt ashamed", "it was '
         'magical", "I want to apply", "last week", "I\'m going to"; English rules), and with a '
-        "past told its completion complete, with a future pending",
+        "past told its completion complete, with a future pending; a future unit is never complete",
     )
     split_facts: bool = setting(
         True,

@@ -143,6 +143,7 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("I was told I need to rest for a week.", []),
         ("I really think I should talk to her.", ["talk to her"]),  # their own "I think"
         ("I should probably have called her.", []),  # a regret
+        ("Thanks, Mel! My goal is to give kids a loving home.", ["give kids a loving home"]),
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):

@@ -159,6 +159,8 @@ _INTENT = re.compile(
     # "we" plans only in words that say so ("we'll get through this" is encouragement)
     r"|\bwe(?:'re| are)? (?P<we>planning to|planning on|plan to|going to|gonna|hoping to|thinking of|thinking about|should(?! have\b| of\b))"
     r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to|gotta)"
+    # "My goal is to give kids a loving home" (dev conv-26)
+    r"|\bmy (?P<goal>goal|plan|aim|dream) is to"
     # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
     # ..." is his)
     r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"

@@ -17,10 +17,14 @@ pytestmark = pytest.mark.model
 def built(tmp_path_factory):
     """The sample built by the 0.5B with the defaults, the verbatim fallback among them: the
     person's turns that none of the model's units covers get units of their own words, without a
-    model call (the coverage pass that asked the model for them went: off in every profile)."""
+    model call (the coverage pass that asked the model for them went: off in every profile). The
+    link threshold is 0.5 (the default before 2026-12-06), not 0.75: copies are stored unlinked, and at
+    0.75 none of the 0.5B's few units of this sample has a candidate, so the model would never be
+    asked to link and the linking stage would go untested."""
     db = str(tmp_path_factory.mktemp("build") / "m.db")
     assert main(["--db", db, "ingest", str(ESMEMEVAL), "--consent", "granted", "--by", "test"]) == 0
-    assert main(["--db", db, "--model", "qwen2.5-0.5b", "build", "sample-maya", "--quiet"]) == 0
+    build = ["--set", "linking.link_threshold=0.5", "build", "sample-maya", "--quiet"]
+    assert main(["--db", db, "--model", "qwen2.5-0.5b", *build]) == 0
     return db
 
 

@@ -59,6 +59,7 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I feel connected when I'm there.", ["connected"]),
         # what an experience or a person gives them, in their words
         ("Me and my team had a blast to the very end!", ["had a blast"]),
+        ("I never liked parties. We had a blast at the zoo.", ["had a blast"]),  # the "never" is not its
         ("I've had them for 3 years now and they bring me tons of joy!", ["bring me tons of joy"]),
         ("They mean the world to me.", ["mean the world to me"]),
         ("Contemporary dance is so expressive - it really speaks to me.", ["speaks to me"]),

@@ -255,7 +255,8 @@ def feelings(statement: str) -> list[str]:
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
-        clause = re.split(r"[,;:]|\s[-\u2013\u2014]\s", statement[: m.start()])[-1]
+        # the clause it opens in: a negation in an earlier sentence is not its own
+        clause = re.split(r"[,;:.!?]|\s[-\u2013\u2014]\s", statement[: m.start()])[-1]
         if not _NO_LONGER.search(clause + " " + m.group(0)):
             out.append((m.group("had") or m.group(0)).lower())
     out += appraisals(statement) + loves(statement)

@@ -272,9 +272,8 @@ def with_stated_time(unit: FTAUnit, turns: list[Turn], names: list[str]) -> FTAU
     (setting ``stated_anchors``; English rules in ``text.english_time``). A completion its
     orientation rules out is corrected: the 1.5B marks nearly every unit complete, "Jon and Gina
     should go to a dance class" (future) among them on dev; a future is pending."""
-    unit = _completion_agreed(unit)
     if unit.time.time_orientation != "unknown":
-        return unit
+        return _completion_agreed(unit)
     span = [t for t in span_turns(unit, turns) if t.role != "assistant"]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
     said = " ".join(statements(t.text, [n for n in names if n != t.speaker]) for t in own)

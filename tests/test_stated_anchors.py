@@ -404,6 +404,12 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Aww, so cute! It must be tough.", ""),
         ("Sounds like an awesome immersive experience.", ""),
         ("Wow, love that painting! Those are both great things.", ""),
+        # the listener's experience imagined or heard back, at any length
+        ("Nice, spotting pretty birds while hiking must be great.", ""),
+        ("Must be tough living in the city without the opportunity to go outside.", ""),
+        ("Having a second family through sport must be such a great feeling.", ""),
+        ("Wow, sounds like they make life so awesome!", ""),
+        ("I'll definitely let you know how it goes.", ""),
         # the speaker's feelings, views and news stay
         ("Sad but good. Relieved, mostly.", "Sad but good. Relieved, mostly."),
         ("Hard work pays off eventually.", "Hard work pays off eventually."),
@@ -419,6 +425,8 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
             "Love this place, we come here every summer with the kids.",
         ),
         ("It must be hard on Mom, Dad is still in hospital.", "It must be hard on Mom, Dad is still in hospital."),
+        ("It must have been hard for me back then.", "It must have been hard for me back then."),
+        ("My dad must be so proud of the new job.", "My dad must be so proud of the new job."),
         ("That was an amazing concert.", "That was an amazing concert."),
         ("That session was really good.", "That session was really good."),
         ("Wow, this new job is great so far.", "Wow, this new job is great so far."),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from .english_sentences import sentences
+from .english_sentences import DASH_BREAK, sentences
 
 # Feeling words as people use them after "I'm / I feel / I was" (adjectives and participles).
 # Deliberately not here: "sorry" (mostly politeness), "sure", "fine", "ok", "good" (answers to
@@ -93,7 +93,7 @@ ANSWER_WORDS = 6
 # those outings", "I signed with a new team - excited for the season!"); "So happy for you!" is
 # about the listener, "My daughter - excited for school" about her.
 _FRAGMENT = re.compile(
-    rf"(?:^|^(?=.*?\bI\b).*?\s[-\u2013\u2014]\s+)(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)"
+    rf"(?:^|^(?=.*?\bI\b).*?{DASH_BREAK}\s*)(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)"
     rf"(?=\s+(?:for|about|to|of|with|that)\b)",
     re.IGNORECASE,
 )
@@ -143,7 +143,7 @@ _APPRAISAL = re.compile(
 )
 # an appraisal closing a sentence of the speaker's own after a dash ("I won my first tournament last
 # week - so exciting!")
-_DASHED = re.compile(rf"\s[-\u2013\u2014]\s+(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
+_DASHED = re.compile(rf"{DASH_BREAK}\s*(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
 # "I love helping the community": what the person loves or enjoys, in their words
 _LOVE = re.compile(
@@ -250,13 +250,13 @@ def feelings(statement: str) -> list[str]:
             a = m.group("a").lower()
             after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
             if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
-                lead = re.split(r"\s[-\u2013\u2014]\s+", sentence[m.start() : m.start("a")])[-1]  # after the dash
+                lead = re.split(rf"{DASH_BREAK}\s*", sentence[m.start() : m.start("a")])[-1]  # after the dash
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
         # the clause it opens in: a negation in an earlier sentence is not its own
-        clause = re.split(r"[,;:.!?]|\s[-\u2013\u2014]\s", statement[: m.start()])[-1]
+        clause = re.split(rf"[,;:.!?]|{DASH_BREAK}", statement[: m.start()])[-1]
         if not _NO_LONGER.search(clause + " " + m.group(0)):
             out.append((m.group("had") or m.group(0)).lower())
     out += appraisals(statement) + loves(statement)

@@ -17,6 +17,9 @@ ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "Prof", "vs", "e.g", "i.e", "E.g", "I.
 
 _ABBREVIATED = re.compile(rf"(?:^|[^\w.])(?:{'|'.join(re.escape(a) for a in ABBREVIATIONS)})\.$")
 _LONGEST = max(map(len, ABBREVIATIONS)) + 2  # the abbreviation, its stop and the character before
+# a dash between spaces breaks a sentence into parts ("I won my first tournament - so exciting!");
+# a hyphen inside a word does not
+DASH_BREAK = r"\s[-\u2013\u2014]\s"
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 _CLAUSE_END = re.compile(r"(?<=[.!?…;])\s+")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ...text.english_sentences import clauses, sentences
+from ...text.english_sentences import DASH_BREAK, clauses, sentences
 
 STOPWORDS = frozenset(
     """about after again also been before being could didn does doing done from have having into
@@ -304,6 +304,8 @@ _CHEER = re.compile(
     # tired these days" about someone else
     r"(?:it|that|this|those|these) (?:look|looks|sound|sounds|must have been|must've been)\b"
     r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like an?)\b"
+    # what the listener told, heard back: "Wow, sounds like they make life so awesome!"
+    r"|sounds like\b"
     r"|(?:they|he|she) (?:look|looks|sound|sounds) (?:so |really )?"
     r"(?:great|good|amazing|awesome|fun|cool|lovely|happy|cute|beautiful|graceful)\b"
     r"|must have been\b|must've been\b)",
@@ -328,7 +330,7 @@ _SUPPORT = re.compile(
     # wait to see how it goes at my new job", news of the speaker's own)
     r"|^(?:\w+[,!]?\s+)?(?:i )?can(?:'t| ?not) wait to (?:see|hear)(?: about)? (?:it|them|that|this|you|where you|what you)"
     r"(?:\s+\w+){0,3}[.!]*$"
-    r"|^(?:i'll|i will) (?:let you know|keep you (?:posted|updated))\b",
+    r"|^(?:i'll|i will) (?:definitely |surely |for sure |totally )?(?:let you know|keep you (?:posted|updated))\b",
     re.IGNORECASE,
 )
 
@@ -379,6 +381,18 @@ _REACTION = re.compile(
     rf"\s+(?:(?:so|really|super|totally|both|such|pretty|very)\s+)*(?:an?\s+)?{_PRAISE}\b)",
     re.IGNORECASE,
 )
+# The listener's experience imagined, at any length: "Nice, spotting pretty birds while hiking must
+# be great.", "Must be tough living in the city without the opportunity to go outside." (on dev
+# LoCoMo turns every "must be" or "must have been" with a judgement and without "I" or "we", eight,
+# answered the listener's news)
+_IMAGINED = re.compile(
+    r"\bmust(?: be|'ve been| have been)\s+(?:(?:so|really|super|such|pretty|very|quite)\s+)*"
+    r"(?:an?\s+(?:(?:so|really|super|pretty|very)\s+)*)?"
+    rf"(?:{_PRAISE}|tough|hard|rough|awful|scary|difficult|stressful|exhausting|painful|overwhelming|frustrating|"
+    r"exciting|heartbreaking)\b",
+    re.IGNORECASE,
+)
+_ANOTHER_CLAUSE = re.compile(rf"[,;:\u2013\u2014]|{DASH_BREAK}")
 # what may follow a reaction's opening: more words of one clause, or the listener's name after a
 # comma ("..., Mel!"); case-sensitive, for the name
 _ONE_CLAUSE = re.compile(r"^[^,;:\u2013\u2014]*?(?:,\s*[A-Z][\w'-]*)?[\s.!]*$")
@@ -388,11 +402,15 @@ REACTION_WORDS = 10
 def reaction(sentence: str) -> bool:
     """Whether a sentence without "I" or "we" only praises or sympathises with what the listener
     showed or told: "Cool setup!", "Wow, that photo is great!", "Congrats on the new job!",
-    "Sorry to hear that." (dev LoCoMo turns, where a copy made of them was a unit of nothing its
-    speaker did or felt). Praise words make a bare exclamation one; "Sad but good." is a feeling."""
+    "Sorry to hear that.", "Having a second family through sport must be such a great feeling"
+    (dev LoCoMo turns, where a copy made of them was a unit of nothing its speaker did or felt).
+    Praise words make a bare exclamation one; "Sad but good." is a feeling."""
     if _WE.search(sentence):
         return False
     if _EXCLAIMED.match(sentence):
+        return True
+    m = _IMAGINED.search(sentence)
+    if m and not _ANOTHER_CLAUSE.search(sentence[m.end() :]):  # "It must be hard on Mom, Dad is ..." is news
         return True
     m = _REACTION.match(sentence)
     return bool(m) and len(sentence.split()) <= REACTION_WORDS and bool(_ONE_CLAUSE.match(sentence[m.end() :]))

@@ -410,6 +410,14 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Having a second family through sport must be such a great feeling.", ""),
         ("Wow, sounds like they make life so awesome!", ""),
         ("I'll definitely let you know how it goes.", ""),
+        # an "I" that only leads into what is said of the listener
+        ("I hope you find the perfect dog-friendly spot soon so you can make new memories with them.", ""),
+        ("I bet their happy faces mean a lot to you.", ""),
+        ("I can't wait to see where you and your furry friend decide to hang out.", ""),
+        ("That's awesome, I'm glad they bring so much joy into your life.", ""),
+        ("Yeah, I know what you mean. The trail was muddy.", "The trail was muddy."),
+        ("I know you're busy, but I need help with the move.", "I know you're busy, but I need help with the move."),
+        ("I think you know I quit the bank.", "I think you know I quit the bank."),
         # the speaker's feelings, views and news stay
         ("Sad but good. Relieved, mostly.", "Sad but good. Relieved, mostly."),
         ("Hard work pays off eventually.", "Hard work pays off eventually."),

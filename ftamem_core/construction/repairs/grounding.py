@@ -349,15 +349,6 @@ _THANKS_OR_WISH = re.compile(
     re.IGNORECASE,
 )
 
-# Hopes for the listener, in a short sentence that tells nothing of the speaker: "I hope you find
-# a great spot soon!" ("I hope you can help me talk to my dad about his drinking" is theirs).
-_FOR_LISTENER = re.compile(
-    r"^(?:\w+[,!]?\s+)?i (?:really |just |truly )?hope (?:that )?(?:you|your)\b"
-    r"(?:\s+(?!(?:i|i'm|i've|i'll|me|my|mine)\b)[\w'-]+){0,8}[\s.!]*$",
-    re.IGNORECASE,
-)
-
-
 # praise words: a bare exclamation of one is a reaction (``reaction``)
 _PRAISE = (
     r"(?:great|good|nice|cool|awesome|amazing|lovely|beautiful|adorable|cute|wonderful|fantastic|incredible|"
@@ -419,11 +410,11 @@ def reaction(sentence: str) -> bool:
 def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told,
     thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
-    speaker's news), offers help, promises support or to keep them posted, hopes for them (in a
-    short sentence without news of the speaker's), waits for their news, says goodbye, or praises
+    speaker's news), offers help, promises support or to keep them posted, waits for their news,
+    says goodbye, or praises
     or sympathises with what they showed or told (``reaction``), thanks opening it or not."""
     sentence = sentence.strip().replace("\u2019", "'")
-    if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence) or _FOR_LISTENER.search(sentence):
+    if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
         return True
     if first_person(sentence):
         return False
@@ -442,10 +433,24 @@ _THANKED = re.compile(
 )
 
 
+# An "I" that only leads into what a sentence says of the listener: "I hope you find the perfect
+# dog-friendly spot soon so you can make new memories with them", "I bet their happy faces mean a
+# lot to you", "I can't wait to see where you and your furry friend decide to hang out" (dev LoCoMo
+# copies; "That's awesome, I'm glad they bring so much joy into your life"); "I hope you can help
+# me talk to my dad" has more of the speaker in it.
+_LEADS_TO_YOU = re.compile(
+    r"^(?:(?:[\w']+\s+){0,2}[\w']+[,!]\s+)?i(?:'m| am)?\s+(?:really |just |truly |totally |so )?"
+    r"(?:hope|bet|think|guess|believe|know|sure|glad|can(?:'t| ?not) wait to (?:see|hear)|can imagine)(?: that)?\s+",
+    re.IGNORECASE,
+)
+
+
 def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> bool:
     """Whether a sentence speaks of the listener and not of the speaker, without first person
-    singular: in the second person ("You're doing an awesome job looking after your family!") or
-    addressing one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
+    singular beyond a lead such as "I hope" or "I bet": in the second person ("You're doing an
+    awesome job looking after your family!", "I hope you find a great spot soon!") or addressing
+    one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
+    sentence = _LEADS_TO_YOU.sub("", sentence.replace("\u2019", "'"), count=1)
     if first_person(sentence):
         return False
     sentence = _THANKED.sub("", sentence)

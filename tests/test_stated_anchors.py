@@ -65,6 +65,18 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Contemporary dance is so expressive - it really speaks to me.", ["speaks to me"]),
         ("I won my first video game tournament last week - so exciting!", ["so exciting"]),
         ("But I do love animals.", ["love animals"]),
+        # dev LoCoMo turns the rules missed before
+        ("The support group has made me feel accepted and given me courage.", ["accepted", "given me courage"]),
+        (
+            "My family are my rocks - they motivate me and give me the strength to push on.",
+            ["motivated", "give me the strength"],
+        ),
+        ("Running or playing my violin, which refreshes me.", ["refreshed"]),
+        ("I've always been awed by birds.", ["awed"]),
+        ("Eagles have always mesmerized me; they're so strong!", ["mesmerized"]),
+        ("I finished my screenplay, such a relief to have it done!", ["such a relief"]),
+        ("It never calmed me.", ["not calm"]),
+        ("They don't motivate me anymore.", ["not motivated"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -103,6 +115,7 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "The kids had a blast at the zoo.",  # theirs
         "I was connected with a new therapist.",  # a passive
         "I'm supported by a grant.",
+        "I was accepted into the program.",  # a passive
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -145,6 +158,7 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("I really think I should talk to her.", ["talk to her"]),  # their own "I think"
         ("I should probably have called her.", []),  # a regret
         ("Thanks, Mel! My goal is to give kids a loving home.", ["give kids a loving home"]),
+        ("That makes me want to hike with my dogs.", ["hike with my dogs"]),
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -418,6 +432,7 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("Yeah, I know what you mean. The trail was muddy.", "The trail was muddy."),
         ("I know you're busy, but I need help with the move.", "I know you're busy, but I need help with the move."),
         ("I think you know I quit the bank.", "I think you know I quit the bank."),
+        ("I think you're right, it's hard to say goodbye.", "I think you're right, it's hard to say goodbye."),
         # the speaker's feelings, views and news stay
         ("Sad but good. Relieved, mostly.", "Sad but good. Relieved, mostly."),
         ("Hard work pays off eventually.", "Hard work pays off eventually."),

@@ -23,7 +23,7 @@ from .english_sentences import DASH_BREAK, sentences
 # "how are you"); "good" and "better" count after another feeling ("sad but good").
 FEELINGS = frozenset(
     """
-    afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awful awkward bad
+    accepted afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awed awful awkward bad
     betrayed bitter blessed bored broken bummed burned burnt busy calm calmer comfortable concerned
     confident confused connected content crushed curious defeated dejected delighted depressed desperate determined
     devastated disappointed disconnected discouraged disgusted disheartened distraught down drained eager
@@ -39,29 +39,33 @@ FEELINGS = frozenset(
     """.split()
 )
 
-# "it calms me": the verb a feeling is told by, and the feeling.
-_CAUSED = {
-    "annoys": "annoyed",
-    "calms": "calm",
-    "comforts": "comforted",
-    "depresses": "depressed",
-    "excites": "excited",
-    "frightens": "frightened",
-    "frustrates": "frustrated",
-    "hurts": "hurt",
-    "inspires": "inspired",
-    "motivates": "motivated",
-    "energizes": "energized",
-    "drains": "drained",
-    "relaxes": "relaxed",
-    "saddens": "sad",
-    "scares": "scared",
-    "soothes": "soothed",
-    "stresses": "stressed",
-    "terrifies": "terrified",
-    "upsets": "upset",
-    "worries": "worried",
+# "it calms me", "they motivate me", "it inspired me": the feeling a verb tells, by the verb's forms
+_CAUSED_FORMS = {
+    "annoyed": "annoy annoys annoyed",
+    "calm": "calm calms calmed",
+    "comforted": "comfort comforts comforted",
+    "depressed": "depress depresses depressed",
+    "excited": "excite excites excited",
+    "frightened": "frighten frightens frightened",
+    "frustrated": "frustrate frustrates frustrated",
+    "hurt": "hurt hurts",
+    "inspired": "inspire inspires inspired",
+    "motivated": "motivate motivates motivated",
+    "energized": "energize energizes energized",
+    "drained": "drain drains drained",
+    "relaxed": "relax relaxes relaxed",
+    "refreshed": "refresh refreshes refreshed",
+    "recharged": "recharge recharges recharged",
+    "mesmerized": "mesmerize mesmerizes mesmerized",
+    "sad": "sadden saddens saddened",
+    "scared": "scare scares scared",
+    "soothed": "soothe soothes soothed",
+    "stressed": "stress stresses stressed",
+    "terrified": "terrify terrifies terrified",
+    "upset": "upset upsets",
+    "worried": "worry worries worried",
 }
+_CAUSED = {form: feeling for feeling, forms in _CAUSED_FORMS.items() for form in forms.split()}
 
 # words that may stand between "I'm" and the feeling ("I'm really not that happy")
 _MODIFIERS = (
@@ -70,7 +74,8 @@ _MODIFIERS = (
     r"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|not|never)"
 )
 _SELF = (
-    r"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of))?(?:'m| am|'ve been| have been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
+    r"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of))?(?:'m| am|"
+    r"(?:'ve| have)(?: always| just| really| also)? been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
     r"'m feeling| am feeling| was feeling| had been| feel like i'm)"
 )
 _NEGATED = r"\bi(?:'m not| am not| wasn't| was not| don't feel| didn't feel| do not feel| did not feel| never feel)"
@@ -111,8 +116,10 @@ _GIVEN = re.compile(
     # their own "had": "Me and my team had a blast", "we had so much fun" (not "the kids had")
     r"\b(?:i|we|me|us)\b(?:\s+[\w'-]+){0,4}?\s+(?P<had>had (?:such |so much |a |an )?"
     r"(?:blast|fun|great time|good time|amazing time|awesome time))\b"
-    r"|\b(?:brings?|brought|bringing|gives?|gave|giving) (?:me|us) (?:so much |tons of |a lot of |such |great )?"
-    r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm)\b"
+    r"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) (?:so much |tons of |a lot of |such |great |the )?"
+    r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm|courage)\b"
+    # "such a relief to have it all done"
+    r"|\b(?:such|what) a relief\b"
     r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
     # "it really speaks to me." (not "he speaks to me like a child", "she spoke to me about it")
     r"|\b(?:speaks?|spoke) to me(?=\s*(?:[.!;,]|$))",
@@ -161,6 +168,8 @@ _INTENT = re.compile(
     r"|(?:^|[.!?]\s+)(?P<bare>gonna|going to|planning to|planning on|hoping to|gotta)"
     # "My goal is to give kids a loving home" (dev conv-26)
     r"|\bmy (?P<goal>goal|plan|aim|dream) is to"
+    # "That makes me want to hike with my dogs" (dev conv-44)
+    r"|\b(?:makes?|made) me (?P<made>want to|wanna)"
     # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
     # ..." is his)
     r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"
@@ -197,6 +206,7 @@ _OTHER_SENSE = {
     # passives: "I was connected with a new therapist", "I'm supported by a grant"
     "connected": ("with", "by"),
     "supported": ("by",),
+    "accepted": ("into", "to", "at", "by", "for", "as", "in", "on"),
     "heard": ("about", "of", "from", "that", "back"),
     "understood": ("that", "what", "how", "why", "it", "the"),
 }
@@ -252,7 +262,11 @@ def feelings(statement: str) -> list[str]:
             if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
                 lead = re.split(rf"{DASH_BREAK}\s*", sentence[m.start() : m.start("a")])[-1]  # after the dash
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
-    out += [_CAUSED[m.group("verb").lower()] for m in _CAUSED_RE.finditer(statement)]
+    for m in _CAUSED_RE.finditer(statement):
+        # "it never calms me", "they don't motivate me": the two words before say so
+        before = " ".join(re.findall(r"[\w']+", statement[max(0, m.start() - 24) : m.start()])[-2:])
+        feeling = _CAUSED[m.group("verb").lower()]
+        out.append(f"not {feeling}" if _NO_LONGER.search(before) else feeling)
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
         # the clause it opens in: a negation in an earlier sentence is not its own

@@ -450,7 +450,12 @@ def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> b
     singular beyond a lead such as "I hope" or "I bet": in the second person ("You're doing an
     awesome job looking after your family!", "I hope you find a great spot soon!") or addressing
     one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
-    sentence = _LEADS_TO_YOU.sub("", sentence.replace("\u2019", "'"), count=1)
+    sentence = sentence.replace("\u2019", "'")
+    led = _LEADS_TO_YOU.sub("", sentence, count=1)
+    # one clause after the lead: "I think you're right, it's just hard to say goodbye" goes on
+    if led != sentence and _ANOTHER_CLAUSE.search(led):
+        return False
+    sentence = led
     if first_person(sentence):
         return False
     sentence = _THANKED.sub("", sentence)

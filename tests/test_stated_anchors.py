@@ -77,6 +77,10 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I finished my screenplay, such a relief to have it done!", ["such a relief"]),
         ("It never calmed me.", ["not calm"]),
         ("They don't motivate me anymore.", ["not motivated"]),
+        ("Nothing calms me anymore.", ["not calm"]),
+        ("Oh no, that scares me.", ["scared"]),  # the "no" is not its
+        ("Nothing else calms me like the ocean.", ["calm"]),
+        ("I feel accepted at church.", ["accepted"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -115,7 +119,13 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "The kids had a blast at the zoo.",  # theirs
         "I was connected with a new therapist.",  # a passive
         "I'm supported by a grant.",
-        "I was accepted into the program.",  # a passive
+        "I was accepted into the program.",  # admission news
+        "I got accepted!",
+        "I need something to calm me down.",  # wished, tried or asked for, not felt
+        "They tried to scare me.",
+        "Please don't stress me out.",
+        "Mom said it was such a relief to have Dad home.",  # Mom's
+        "Dad is finally home - it must be such a relief for Mom.",
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -159,6 +169,8 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("I should probably have called her.", []),  # a regret
         ("Thanks, Mel! My goal is to give kids a loving home.", ["give kids a loving home"]),
         ("That makes me want to hike with my dogs.", ["hike with my dogs"]),
+        ("Nothing makes me want to go running anymore.", []),
+        ("That movie made me want to cry all night.", []),  # a past urge
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -433,6 +445,11 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("I know you're busy, but I need help with the move.", "I know you're busy, but I need help with the move."),
         ("I think you know I quit the bank.", "I think you know I quit the bank."),
         ("I think you're right, it's hard to say goodbye.", "I think you're right, it's hard to say goodbye."),
+        ("I think you're right and it's hard to say goodbye.", "I think you're right and it's hard to say goodbye."),
+        ("I hope we can visit you in May.", "I hope we can visit you in May."),
+        ("I'm glad we got to see you at the wedding.", "I'm glad we got to see you at the wedding."),
+        ("Ok, I guess you heard Mel got married.", "Ok, I guess you heard Mel got married."),
+        ("After my surgery, I hope you can visit.", "After my surgery, I hope you can visit."),
         # the speaker's feelings, views and news stay
         ("Sad but good. Relieved, mostly.", "Sad but good. Relieved, mostly."),
         ("Hard work pays off eventually.", "Hard work pays off eventually."),
@@ -448,8 +465,16 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
             "Love this place, we come here every summer with the kids.",
         ),
         ("It must be hard on Mom, Dad is still in hospital.", "It must be hard on Mom, Dad is still in hospital."),
-        ("It must have been hard for me back then.", "It must have been hard for me back then."),
-        ("My dad must be so proud of the new job.", "My dad must be so proud of the new job."),
+        ("Dad is still in hospital, it must be hard on Mom.", "Dad is still in hospital, it must be hard on Mom."),
+        (
+            "The exam must have been hard because everyone in class failed.",
+            "The exam must have been hard because everyone in class failed.",
+        ),
+        ("Sounds like Dad will be discharged on Friday.", "Sounds like Dad will be discharged on Friday."),
+        (
+            "I'll definitely let you know when the baby arrives, due in May.",
+            "I'll definitely let you know when the baby arrives, due in May.",
+        ),
         ("That was an amazing concert.", "That was an amazing concert."),
         ("That session was really good.", "That session was really good."),
         ("Wow, this new job is great so far.", "Wow, this new job is great so far."),

@@ -23,7 +23,7 @@ from .english_sentences import DASH_BREAK, sentences
 # "how are you"); "good" and "better" count after another feeling ("sad but good").
 FEELINGS = frozenset(
     """
-    accepted afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awed awful awkward bad
+    afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awed awful awkward bad
     betrayed bitter blessed bored broken bummed burned burnt busy calm calmer comfortable concerned
     confident confused connected content crushed curious defeated dejected delighted depressed desperate determined
     devastated disappointed disconnected discouraged disgusted disheartened distraught down drained eager
@@ -66,6 +66,8 @@ _CAUSED_FORMS = {
     "worried": "worry worries worried",
 }
 _CAUSED = {form: feeling for feeling, forms in _CAUSED_FORMS.items() for form in forms.split()}
+# a causing verb after these is wished, tried or asked for, not felt ("They tried to scare me")
+_WISHED = frozenset("to would could should might may must can will 'll please".split())
 
 # words that may stand between "I'm" and the feeling ("I'm really not that happy")
 _MODIFIERS = (
@@ -119,7 +121,7 @@ _GIVEN = re.compile(
     r"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) (?:so much |tons of |a lot of |such |great |the )?"
     r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm|courage)\b"
     # "such a relief to have it all done"
-    r"|\b(?:such|what) a relief\b"
+    r"|\b(?:such|what) a relief\b(?!\s+for\b)"
     r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
     # "it really speaks to me." (not "he speaks to me like a child", "she spoke to me about it")
     r"|\b(?:speaks?|spoke) to me(?=\s*(?:[.!;,]|$))",
@@ -169,7 +171,7 @@ _INTENT = re.compile(
     # "My goal is to give kids a loving home" (dev conv-26)
     r"|\bmy (?P<goal>goal|plan|aim|dream) is to"
     # "That makes me want to hike with my dogs" (dev conv-44)
-    r"|\b(?:makes?|made) me (?P<made>want to|wanna)"
+    r"|(?<!\bnothing )\bmakes me (?P<made>want to|wanna)"
     # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
     # ..." is his)
     r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"
@@ -206,11 +208,13 @@ _OTHER_SENSE = {
     # passives: "I was connected with a new therapist", "I'm supported by a grant"
     "connected": ("with", "by"),
     "supported": ("by",),
-    "accepted": ("into", "to", "at", "by", "for", "as", "in", "on"),
     "heard": ("about", "of", "from", "that", "back"),
     "understood": ("that", "what", "how", "why", "it", "the"),
 }
 _SECOND = FEELINGS | {"good", "better"}
+# feelings read only after "feel" ("I feel accepted at church"; "I got accepted!" is admission news)
+_FELT_ONLY = frozenset({"accepted"})
+_FELT = re.compile(r"\bfe(?:el|lt|eling)\b", re.IGNORECASE)
 # "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
 _ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
 # "I'll definitely check it out": an answer to a tip; a plan names what it is about
@@ -236,7 +240,12 @@ def feelings(statement: str) -> list[str]:
     for m in _FEELING.finditer(statement):
         a, b = m.group("a").lower(), (m.group("b") or "").lower()
         after = re.findall(r"[a-z']+", statement[m.end() :].lower())[:4]
-        if a not in FEELINGS or (after and after[0] in _OTHER_SENSE.get(a, ())) or _ABOUT_LISTENER.intersection(after):
+        felt_only = a in _FELT_ONLY and bool(_FELT.search(m.group(0)))
+        if (
+            (a not in FEELINGS and not felt_only)
+            or (after and after[0] in _OTHER_SENSE.get(a, ()))
+            or _ABOUT_LISTENER.intersection(after)
+        ):
             continue
         negated = m.group("neg") or re.search(r"\b(?:not|never)\b", statement[m.start() : m.start("a")], re.I)
         phrase = f"not {a}" if negated else a
@@ -263,18 +272,33 @@ def feelings(statement: str) -> list[str]:
                 lead = re.split(rf"{DASH_BREAK}\s*", sentence[m.start() : m.start("a")])[-1]  # after the dash
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     for m in _CAUSED_RE.finditer(statement):
-        # "it never calms me", "they don't motivate me": the two words before say so
-        before = " ".join(re.findall(r"[\w']+", statement[max(0, m.start() - 24) : m.start()])[-2:])
+        # the words of its clause just before the verb: "it never calms me", "they don't motivate
+        # me", "nothing calms me" (not "Oh no, that scares me", "Nothing else calms me like ...")
+        clause = re.split(rf"[,;:.!?]|{DASH_BREAK}", statement[max(0, m.start() - 40) : m.start()])[-1]
+        before = re.findall(r"[\w']+", clause.lower())[-3:]
+        if before and (before[-1] in _WISHED or "please" in before):
+            continue  # "something to calm me down", "I wish it would motivate me", "please don't stress me"
         feeling = _CAUSED[m.group("verb").lower()]
-        out.append(f"not {feeling}" if _NO_LONGER.search(before) else feeling)
+        negated = any(w in ("not", "never", "hardly", "barely") or w.endswith("n't") for w in before)
+        out.append(f"not {feeling}" if negated or before[-1:] == ["nothing"] else feeling)
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
         # the clause it opens in: a negation in an earlier sentence is not its own
         clause = re.split(rf"[,;:.!?]|{DASH_BREAK}", statement[: m.start()])[-1]
-        if not _NO_LONGER.search(clause + " " + m.group(0)):
-            out.append((m.group("had") or m.group(0)).lower())
+        if _NO_LONGER.search(clause + " " + m.group(0)):
+            continue
+        if m.group(0).lower().endswith("relief") and not _OWN.search(_sentence_at(statement, m.start(), m.end())):
+            continue  # "Mom said it was such a relief to have Dad home" is Mom's
+        out.append((m.group("had") or m.group(0)).lower())
     out += appraisals(statement) + loves(statement)
     return list(dict.fromkeys(out))
+
+
+def _sentence_at(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` that holds ``text[start:end]``."""
+    before = max(text.rfind(c, 0, start) for c in ".!?")
+    after = min((i for i in (text.find(c, end) for c in ".!?") if i >= 0), default=len(text))
+    return text[before + 1 : after]
 
 
 def appraisals(statement: str) -> list[str]:

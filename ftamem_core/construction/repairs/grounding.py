@@ -304,8 +304,6 @@ _CHEER = re.compile(
     # tired these days" about someone else
     r"(?:it|that|this|those|these) (?:look|looks|sound|sounds|must have been|must've been)\b"
     r"|(?:looks|sounds) (?:great|good|amazing|awesome|fun|cool|lovely|delicious|delish|like an?)\b"
-    # what the listener told, heard back: "Wow, sounds like they make life so awesome!"
-    r"|sounds like\b"
     r"|(?:they|he|she) (?:look|looks|sound|sounds) (?:so |really )?"
     r"(?:great|good|amazing|awesome|fun|cool|lovely|happy|cute|beautiful|graceful)\b"
     r"|must have been\b|must've been\b)",
@@ -330,7 +328,9 @@ _SUPPORT = re.compile(
     # wait to see how it goes at my new job", news of the speaker's own)
     r"|^(?:\w+[,!]?\s+)?(?:i )?can(?:'t| ?not) wait to (?:see|hear)(?: about)? (?:it|them|that|this|you|where you|what you)"
     r"(?:\s+\w+){0,3}[.!]*$"
-    r"|^(?:i'll|i will) (?:definitely |surely |for sure |totally )?(?:let you know|keep you (?:posted|updated))\b",
+    # ("I'll let you know how it goes"; not "I'll let you know when the baby arrives, due in May")
+    r"|^(?:i'll|i will) (?:definitely |surely |for sure |totally )?(?:let you know|keep you (?:posted|updated))"
+    r"(?:\s+(?:how|what|if|when)(?:\s+[\w']+){0,4})?[\s.!]*$",
     re.IGNORECASE,
 )
 
@@ -364,7 +364,9 @@ _EXCLAIMED = re.compile(
 # Mel!"; not "Sorry to hear that, Dad is back in hospital", "That was an amazing concert" (their
 # own), "This new job is great so far".
 _REACTION = re.compile(
-    rf"^{_OH}(?:congrats|congratulations|(?:so )?sorry to hear|love (?:that|this|those|these)\b|that makes sense|"
+    # "Wow, sounds like they make life so awesome!": what the listener told, heard back (not "Sounds
+    # like Dad will be discharged on Friday", news of someone named)
+    rf"^{_OH}(?:sounds like(?!\s+(?-i:[A-Z]))|congrats|congratulations|(?:so )?sorry to hear|love (?:that|this|those|these)\b|that makes sense|"
     r"(?:good|glad) to (?:know|hear)|(?:it|that|this) means? (?:a lot|so much)\b|"
     r"(?:it |that )?must be (?:so |really )?(?:tough|hard|rough|awful|scary|great|awesome|amazing|fun|nice|cool|"
     r"lovely|exciting)\b"
@@ -383,7 +385,11 @@ _IMAGINED = re.compile(
     r"exciting|heartbreaking)\b",
     re.IGNORECASE,
 )
-_ANOTHER_CLAUSE = re.compile(rf"[,;:\u2013\u2014]|{DASH_BREAK}")
+_ANOTHER_CLAUSE = re.compile(
+    rf"[,;:\u2013\u2014]|{DASH_BREAK}|\b(?:and|but|so|because|since|though|although|when|if|after|before|or)\b",
+    re.IGNORECASE,
+)
+_INTERJECTED = re.compile(r"^[\w']+[,!]\s+")  # "Nice, ...", "Wow! ..."
 # what may follow a reaction's opening: more words of one clause, or the listener's name after a
 # comma ("..., Mel!"); case-sensitive, for the name
 _ONE_CLAUSE = re.compile(r"^[^,;:\u2013\u2014]*?(?:,\s*[A-Z][\w'-]*)?[\s.!]*$")
@@ -400,8 +406,9 @@ def reaction(sentence: str) -> bool:
         return False
     if _EXCLAIMED.match(sentence):
         return True
-    m = _IMAGINED.search(sentence)
-    if m and not _ANOTHER_CLAUSE.search(sentence[m.end() :]):  # "It must be hard on Mom, Dad is ..." is news
+    # one clause, an opening interjection aside: "Dad is still in hospital, it must be hard on Mom"
+    # and "The exam must have been hard because everyone failed" are news
+    if _IMAGINED.search(sentence) and not _ANOTHER_CLAUSE.search(_INTERJECTED.sub("", sentence, count=1)):
         return True
     m = _REACTION.match(sentence)
     return bool(m) and len(sentence.split()) <= REACTION_WORDS and bool(_ONE_CLAUSE.match(sentence[m.end() :]))
@@ -439,23 +446,37 @@ _THANKED = re.compile(
 # copies; "That's awesome, I'm glad they bring so much joy into your life"); "I hope you can help
 # me talk to my dad" has more of the speaker in it.
 _LEADS_TO_YOU = re.compile(
-    r"^(?:(?:[\w']+\s+){0,2}[\w']+[,!]\s+)?i(?:'m| am)?\s+(?:really |just |truly |totally |so )?"
+    r"^(?P<before>(?:[\w']+\s+){0,2}[\w']+[,!]\s+)?i(?:'m| am)?\s+(?:really |just |truly |totally |so )?"
     r"(?:hope|bet|think|guess|believe|know|sure|glad|can(?:'t| ?not) wait to (?:see|hear)|can imagine)(?: that)?\s+",
+    re.IGNORECASE,
+)
+# what after such a lead is more than the listener: a clause of its own ("I think you're right, it's
+# hard to say goodbye", "... and it's hard"), or someone or somewhere named ("I guess you heard Mel
+# got married", "I can't wait to see you at Gina's wedding in June")
+_MORE_THAN_YOU = re.compile(
+    rf"[,;:\u2013\u2014]|{DASH_BREAK}"
+    r"|\b(?:and|but|so|because|since|though|although|when|if|after|before|or)\s+"
+    r"(?:i|i'm|we|we're|it|it's|he|he's|she|she's|they|they're|there|that|this)\b"
+    r"|(?-i:\b[A-Z][a-z])",
     re.IGNORECASE,
 )
 
 
 def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> bool:
     """Whether a sentence speaks of the listener and not of the speaker, without first person
-    singular beyond a lead such as "I hope" or "I bet": in the second person ("You're doing an
+    singular (beyond a lead such as "I hope" or "I bet" into one clause about the listener alone):
+    in the second person ("You're doing an
     awesome job looking after your family!", "I hope you find a great spot soon!") or addressing
     one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
     sentence = sentence.replace("\u2019", "'")
-    led = _LEADS_TO_YOU.sub("", sentence, count=1)
-    # one clause after the lead: "I think you're right, it's just hard to say goodbye" goes on
-    if led != sentence and _ANOTHER_CLAUSE.search(led):
-        return False
-    sentence = led
+    lead = _LEADS_TO_YOU.match(sentence)
+    if lead:
+        # nothing more of the speaker before or after the lead ("After my surgery, I hope you can
+        # visit", "I hope we can visit you in May"), and nothing more than the listener after it
+        rest = sentence[lead.end() :]
+        if _WE.search(lead.group("before") or "") or _WE.search(rest) or _MORE_THAN_YOU.search(rest):
+            return False
+        sentence = rest
     if first_person(sentence):
         return False
     sentence = _THANKED.sub("", sentence)

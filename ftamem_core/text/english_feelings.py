@@ -14,6 +14,7 @@ sentences about the listener left out).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from .english_sentences import DASH_BREAK, sentences
@@ -232,6 +233,15 @@ def _to_clause_end(words: list[str], clause_words: frozenset[str]) -> list[str]:
     return words[: ends[0]] if ends else words
 
 
+_WORD = re.compile(r"[a-z']+", re.IGNORECASE)
+
+
+def _next_words(text: str, at: int, n: int = 4) -> list[str]:
+    """The ``n`` words of ``text`` from ``at``, lower case (not a slice of the rest for each match:
+    that was quadratic in a long statement)."""
+    return [m.group(0).lower() for m in itertools.islice(_WORD.finditer(text, at), n)]
+
+
 def feelings(statement: str) -> list[str]:
     """The feelings a first-person statement states, as said ("excited and nervous", "not happy"),
     in order, without repeats."""
@@ -239,7 +249,7 @@ def feelings(statement: str) -> list[str]:
     out: list[str] = []
     for m in _FEELING.finditer(statement):
         a, b = m.group("a").lower(), (m.group("b") or "").lower()
-        after = re.findall(r"[a-z']+", statement[m.end() :].lower())[:4]
+        after = _next_words(statement, m.end())
         felt_only = a in _FELT_ONLY and bool(_FELT.search(m.group(0)))
         if (
             (a not in FEELINGS and not felt_only)
@@ -267,7 +277,7 @@ def feelings(statement: str) -> list[str]:
             )
         for m in _FRAGMENT.finditer(sentence):
             a = m.group("a").lower()
-            after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
+            after = _next_words(sentence, m.end())
             if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
                 lead = re.split(rf"{DASH_BREAK}\s*", sentence[m.start() : m.start("a")])[-1]  # after the dash
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
@@ -341,7 +351,7 @@ def listeners_news(sentence: str) -> bool:
     sentence = sentence.replace("\u2019", "'")
     found = False
     for m in _FEELING.finditer(sentence):
-        after = re.findall(r"[a-z']+", sentence[m.end() :].lower())[:4]
+        after = _next_words(sentence, m.end())
         if m.group("a").lower() not in FEELINGS | {"good", "sorry"}:
             continue
         if not _ABOUT_LISTENER.intersection(after):

@@ -420,7 +420,8 @@ def cheer(sentence: str) -> bool:
     speaker's news), offers help, promises support or to keep them posted, waits for their news,
     says goodbye, or praises
     or sympathises with what they showed or told (``reaction``), thanks opening it or not."""
-    sentence = sentence.strip().replace("\u2019", "'")
+    # one space between words: the openings' loops give back a long run of spaces one at a time
+    sentence = " ".join(sentence.replace("\u2019", "'").split())
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
         return True
     if first_person(sentence):
@@ -468,7 +469,7 @@ def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> b
     in the second person ("You're doing an
     awesome job looking after your family!", "I hope you find a great spot soon!") or addressing
     one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
-    sentence = sentence.replace("\u2019", "'")
+    sentence = " ".join(sentence.replace("\u2019", "'").split())
     lead = _LEADS_TO_YOU.match(sentence)
     if lead:
         # nothing more of the speaker before or after the lead ("After my surgery, I hope you can

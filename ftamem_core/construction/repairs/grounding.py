@@ -418,8 +418,8 @@ def cheer(sentence: str) -> bool:
     """Whether a sentence only encourages the listener, reacts to what they showed or told,
     thanks them or wishes them well (all without "I": "Let's go, I start tomorrow" is the
     speaker's news), offers help, promises support or to keep them posted, waits for their news,
-    says goodbye, or praises
-    or sympathises with what they showed or told (``reaction``), thanks opening it or not."""
+    says goodbye, or praises or sympathises with what they showed or told (``reaction``), thanks
+    opening it or not."""
     # one space between words: the openings' loops give back a long run of spaces one at a time
     sentence = " ".join(sentence.replace("\u2019", "'").split())
     if _SIGN_OFF.match(sentence) or _SUPPORT.search(sentence):
@@ -466,9 +466,9 @@ _MORE_THAN_YOU = re.compile(
 def to_listener(sentence: str, listeners: tuple[str, ...] | list[str] = ()) -> bool:
     """Whether a sentence speaks of the listener and not of the speaker, without first person
     singular (beyond a lead such as "I hope" or "I bet" into one clause about the listener alone):
-    in the second person ("You're doing an
-    awesome job looking after your family!", "I hope you find a great spot soon!") or addressing
-    one of ``listeners`` by name ("Wow, John, that playground looks cool!")."""
+    in the second person ("You're doing an awesome job looking after your family!", "I hope you
+    find a great spot soon!") or addressing one of ``listeners`` by name ("Wow, John, that
+    playground looks cool!")."""
     sentence = " ".join(sentence.replace("\u2019", "'").split())
     lead = _LEADS_TO_YOU.match(sentence)
     if lead:

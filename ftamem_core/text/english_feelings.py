@@ -224,6 +224,8 @@ _HEDGES = re.compile(
 )
 _REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
 # a plan ends where another clause begins ("start a group and see how it goes")
+# where a clause ends: a stop, comma or colon, or a dash between spaces
+_CLAUSE_BREAK = re.compile(rf"[,;:.!?]|{DASH_BREAK}")
 _CLAUSE_WORDS = frozenset("and but so because since though while or when if until".split())
 
 
@@ -284,7 +286,7 @@ def feelings(statement: str) -> list[str]:
     for m in _CAUSED_RE.finditer(statement):
         # the words of its clause just before the verb: "it never calms me", "they don't motivate
         # me", "nothing calms me" (not "Oh no, that scares me", "Nothing else calms me like ...")
-        clause = re.split(rf"[,;:.!?]|{DASH_BREAK}", statement[max(0, m.start() - 40) : m.start()])[-1]
+        clause = _CLAUSE_BREAK.split(statement[max(0, m.start() - 40) : m.start()])[-1]
         before = re.findall(r"[\w']+", clause.lower())[-3:]
         if before and (before[-1] in _WISHED or "please" in before):
             continue  # "something to calm me down", "I wish it would motivate me", "please don't stress me"
@@ -294,7 +296,7 @@ def feelings(statement: str) -> list[str]:
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
         # the clause it opens in: a negation in an earlier sentence is not its own
-        clause = re.split(rf"[,;:.!?]|{DASH_BREAK}", statement[: m.start()])[-1]
+        clause = _CLAUSE_BREAK.split(statement[: m.start()])[-1]
         if _NO_LONGER.search(clause + " " + m.group(0)):
             continue
         if m.group(0).lower().endswith("relief") and not _OWN.search(_sentence_at(statement, m.start(), m.end())):

@@ -385,10 +385,10 @@ _IMAGINED = re.compile(
     r"exciting|heartbreaking)\b",
     re.IGNORECASE,
 )
-_ANOTHER_CLAUSE = re.compile(
-    rf"[,;:\u2013\u2014]|{DASH_BREAK}|\b(?:and|but|so|because|since|though|although|when|if|after|before|or)\b",
-    re.IGNORECASE,
-)
+# what starts another clause: a comma, colon or dash, or a conjunction
+_BREAK = rf"[,;:\u2013\u2014]|{DASH_BREAK}"
+_CONJUNCTION = r"\b(?:and|but|so|because|since|though|although|when|if|after|before|or)"
+_ANOTHER_CLAUSE = re.compile(rf"{_BREAK}|{_CONJUNCTION}\b", re.IGNORECASE)
 _INTERJECTED = re.compile(r"^[\w']+[,!]\s+")  # "Nice, ...", "Wow! ..."
 # what may follow a reaction's opening: more words of one clause, or the listener's name after a
 # comma ("..., Mel!"); case-sensitive, for the name
@@ -455,8 +455,7 @@ _LEADS_TO_YOU = re.compile(
 # hard to say goodbye", "... and it's hard"), or someone or somewhere named ("I guess you heard Mel
 # got married", "I can't wait to see you at Gina's wedding in June")
 _MORE_THAN_YOU = re.compile(
-    rf"[,;:\u2013\u2014]|{DASH_BREAK}"
-    r"|\b(?:and|but|so|because|since|though|although|when|if|after|before|or)\s+"
+    rf"{_BREAK}|{_CONJUNCTION}\s+"
     r"(?:i|i'm|we|we're|it|it's|he|he's|she|she's|they|they're|there|that|this)\b"
     r"|(?-i:\b[A-Z][a-z])",
     re.IGNORECASE,

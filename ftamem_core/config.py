@@ -327,14 +327,6 @@ class ExtractionSettings(_Phase):
         'magical", "I want to apply", "last week", "I\'m going to"; English rules), and with a '
         "past told its completion complete, with a future pending; a future unit is never complete",
     )
-    split_facts: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="a new, final model-written fact of "
-        "several sentences that carry different turns becomes one unit per sentence group, "
-        "each checked alone",
-    )
     verbatim_fallback: bool = setting(
         True,
         build=True,
@@ -617,25 +609,35 @@ def _misplaced(data: dict[str, Any], model: type[BaseModel] | None = None, prefi
 # Settings renamed since they came, old path -> new path: a file or environment naming the old one
 # is refused, not silently left at the default.
 RENAMED: dict[FieldPath, FieldPath] = {("extraction", "stated_feelings"): ("extraction", "stated_anchors")}
+# Settings removed with their code (docs/decisions.md says what they measured): named, they are
+# refused with why, so a file does not pass for a build it no longer describes.
+REMOVED: dict[FieldPath, str] = {
+    ("extraction", "coverage_pass"): "removed",
+    ("extraction", "trim_spans"): "removed",
+    ("extraction", "caption_carries_turn"): "removed",
+    ("extraction", "split_facts"): "removed: switched off alone on dev it changed no figure beyond chance",
+}
 
 
 def _renamed(data: dict[str, Any], environ: dict[str, str] | None = None) -> list[str]:
     out = []
-    for old, new in RENAMED.items():
+    changed = [(old, f"is now `{dotted(new)}`", f"is now {env_name(new)}") for old, new in RENAMED.items()]
+    changed += [(old, f"is {why}", f"is {why}") for old, why in REMOVED.items()]
+    for old, said, env_said in changed:
         table = data
         for key in old[:-1]:
             table = table.get(key, {}) if isinstance(table, dict) else {}
         if isinstance(table, dict) and old[-1] in table:
-            out.append(f"`{dotted(old)}` is now `{dotted(new)}`")
+            out.append(f"`{dotted(old)}` {said}")
         if environ is not None and env_name(old) in environ:
-            out.append(f"{env_name(old)} is now {env_name(new)}")
+            out.append(f"{env_name(old)} {env_said}")
     return out
 
 
 def _refuse_misplaced(data: dict[str, Any], source: str = "") -> None:
     renamed = _renamed(data)
     if renamed:
-        raise SettingsError(f"{source}{': ' if source else ''}renamed settings: " + "; ".join(renamed))
+        raise SettingsError(f"{source}{': ' if source else ''}renamed or removed settings: " + "; ".join(renamed))
     moved = _misplaced(data)
     if moved:
         raise SettingsError(f"{source}{': ' if source else ''}settings are grouped by phase now: " + "; ".join(moved))
@@ -686,7 +688,7 @@ def _from_env(environ: dict[str, str]) -> dict[str, Any]:
         raise SettingsError("environment: settings are grouped by phase now: " + "; ".join(old))
     renamed = _renamed({}, environ)
     if renamed:
-        raise SettingsError("environment: renamed settings: " + "; ".join(renamed))
+        raise SettingsError("environment: renamed or removed settings: " + "; ".join(renamed))
     return data
 
 

@@ -208,7 +208,6 @@ def live() -> None:
             ev.TurnsCut,
             ev.VerbatimKept,
             ev.DuplicateMerged,
-            ev.FactSplit,
             ev.Dropped,
             ev.LinkAdded,
             ev.FusionUndone,
@@ -232,8 +231,6 @@ def live() -> None:
                 st.caption(f"turns in no unit kept in their own words: {turns(e.turns)}")
             elif isinstance(e, ev.DuplicateMerged):
                 st.text(f"merged a near-duplicate: {e.dropped}")
-            elif isinstance(e, ev.FactSplit):
-                st.text(f"split into {len(e.into)} units: {e.fact}")
             elif isinstance(e, ev.ToldToEachOther):
                 st.text(
                     f"dropped, made of what the speakers say to each other ({e.told:.0%} of its words told): {e.fact}"

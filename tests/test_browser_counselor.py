@@ -289,7 +289,7 @@ def said_server(tmp_path_factory):
     store = Store(db)
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
     )
     for case_id, pipeline in ((SAID, SaidUnits()), (RAW, RawPipeline())):
         (doc,) = load_file(SAMPLE)

@@ -86,7 +86,7 @@ def test_environment_variables_name_the_phase(tmp_path):
     s = load_settings(
         environ={
             "FTAMEM_RETRIEVAL_TURN_CHANNEL": "4",
-            "FTAMEM_EXTRACTION_SPLIT_FACTS": "false",
+            "FTAMEM_EXTRACTION_SPEAKER_CHECK": "false",
             "FTAMEM_STORAGE_DB_PATH": str(tmp_path / "m.db"),
             "FTAMEM_STORAGE_INDEX_KIND": "hnsw",
             "FTAMEM_GOVERNANCE_AUTH_MAX_FAILURES": "2",
@@ -94,7 +94,7 @@ def test_environment_variables_name_the_phase(tmp_path):
             "FTAMEM_ANSWER_ANSWER_MAX_TOKENS": "",
         }
     )
-    assert s.retrieval.turn_channel == 4 and s.extraction.split_facts is False
+    assert s.retrieval.turn_channel == 4 and s.extraction.speaker_check is False
     assert s.storage.db_path == str(tmp_path / "m.db") and s.storage.index.kind == "hnsw"
     assert s.governance.auth.max_failures == 2 and s.governance.retention_days is None
     assert s.answer.answer_max_tokens == 512
@@ -190,6 +190,15 @@ def test_a_renamed_setting_is_refused_naming_its_new_name_not_left_at_the_defaul
     ):
         load_settings(environ={"FTAMEM_EXTRACTION_STATED_FEELINGS": "false"})
     assert load_settings(environ={"FTAMEM_EXTRACTION_STATED_ANCHORS": "false"}).extraction.stated_anchors is False
+
+
+def test_a_removed_setting_is_refused_saying_it_was_removed(tmp_path):
+    toml = tmp_path / "old.toml"
+    toml.write_text("[extraction]\nsplit_facts = true\n")
+    with pytest.raises(SettingsError, match=r"`extraction.split_facts` is removed: switched off alone on dev"):
+        load_settings(toml, environ={})
+    with pytest.raises(SettingsError, match="FTAMEM_EXTRACTION_SPLIT_FACTS is removed"):
+        load_settings(environ={"FTAMEM_EXTRACTION_SPLIT_FACTS": "false"})
 
 
 def test_a_toml_file_with_the_old_flat_names_is_refused_naming_each_new_place(tmp_path, capsys):
@@ -326,7 +335,6 @@ BEYOND_THE_PAPER = {
     "segmentation.min_fragment_turns",
     "extraction.min_unit_words",
     "extraction.turns_per_unit",
-    "extraction.split_facts",
     "extraction.speaker_check",
     "extraction.ground_facts",
     "extraction.long_span_turns",

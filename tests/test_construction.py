@@ -439,7 +439,7 @@ def shifts_and_sleep():
     return case
 
 
-def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whole(store):
+def test_a_fact_of_several_sentences_is_stored_whole_as_the_model_wrote_it(store):
     store.ingest([shifts_and_sleep()])
     told = "Maya works night shifts at the hospital. Maya sleeps badly and wakes at dawn."
 
@@ -450,19 +450,9 @@ def test_split_facts_makes_a_unit_of_each_sentence_and_leaves_partial_units_whol
 
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = two_sentences
-    report, events, _ = build(store, pipeline)
-    facts = [u.fact.text for u in store.units("c1", construction_status=None)]
-    shifts = "Maya works night shifts at the hospital."
-    assert facts.count(shifts) == 1 and facts.count(told) == 1  # the partial whole
-    origins = {u.fact.text: u.origin for u in store.units("c1", construction_status=None)}
-    assert origins[shifts] == "split" and origins[told] == "model"
-    assert [e.into for e in events if isinstance(e, ev.FactSplit)] == [[shifts, "Maya sleeps badly and wakes at dawn."]]
-    off = Store(":memory:")
-    off.ingest([shifts_and_sleep()])
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = two_sentences
-    build(off, pipeline, settings=SETTINGS.with_overrides(extraction={"split_facts": False}))
-    assert [u.fact.text for u in off.units("c1", construction_status=None)].count(told) == 2
+    build(store, pipeline)
+    units = [u for u in store.units("c1", construction_status=None) if u.origin != "copied"]
+    assert [u.fact.text for u in units] == [told, told] and {u.origin for u in units} == {"model"}
 
 
 def test_fact_max_chars_is_the_longest_fact_the_model_may_write(store):
@@ -668,7 +658,6 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
                 "ground_facts": False,
                 "told_share": 0,
                 "turns_per_unit": 0,
-                "split_facts": False,  # the fact whole, not split
             },
             segmentation={"min_fragment_turns": 1},
         ),

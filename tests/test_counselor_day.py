@@ -83,7 +83,7 @@ def said_case(store) -> None:
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
     )
     Builder(store, SaidUnits().llm(), HashEmbedder(), settings).build("sample-daniel")
 
@@ -207,7 +207,7 @@ def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggest
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False, "split_facts": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
     )
     Builder(store, SaidUnits().llm(), Embedder(), settings).build("sample-daniel")  # the app's encoder
     dad = {u.id for u in store.units("sample-daniel") if re.search(r"\bdad\b", u.fact.text, re.I)}
@@ -319,7 +319,7 @@ def test_the_sidebars_settings_read_as_words_with_what_each_does(app):
     value = {name: r["value"] for name, r in rows.items()}
     assert value["segmentation"] == "BWS (the paper's boundary segmentation)"
     assert value["profile"].startswith("small model (")
-    assert value["split facts"] == "on" and value["speaker check"] == "on"
+    assert value["speaker check"] == "on" and value["stated anchors"] == "on"
     assert value["retention days"] == "—" and value["embedding model"] == "—"  # none set
     assert value["language model · backend"] == "scripted (a test stand-in, no model)"
     assert value["language model · dialect"] == "auto (asks the server)"
@@ -327,8 +327,8 @@ def test_the_sidebars_settings_read_as_words_with_what_each_does(app):
     assert value["ablations · no links"] == "off" and value["max turn chars"] == "100,000"
     assert value["lambda (λ)"] == "0.8" and value["tau (τ)"] == "0.35"
     # the description each setting was declared with says what it does
-    assert rows["split facts"]["what it does"] == " ".join(
-        ExtractionSettings.model_fields["split_facts"].description.split()
+    assert rows["speaker check"]["what it does"] == " ".join(
+        ExtractionSettings.model_fields["speaker_check"].description.split()
     )
     assert all(r["what it does"] not in ("", "—") and "`" not in r["what it does"] for r in rows.values())
     raw = re.compile(r"^(true|false|True|False|None|null|bws|json_schema|json_object|small-model)$|_")

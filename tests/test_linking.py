@@ -219,24 +219,3 @@ def test_a_pair_judged_unknown_stores_no_link(store, relation):
     Builder(store, pipeline.llm(), HashEmbedder(), settings).build("l")
     assert seen and all("Give one entry per pair listed" in text for text in seen)
     assert (store.links("l") == []) is (relation == "unknown")
-
-
-@pytest.mark.parametrize("split_pieces, stored_as", [(True, "same_episode_as"), (False, "updates")])
-def test_two_pieces_of_one_split_fact_are_the_same_episode(store, split_pieces, stored_as):
-    a, b, c, d = stored(
-        store, ["Calvin got a new car", "Calvin is so stoked about it", "Calvin sold his old car", "Calvin has no car"]
-    )
-    for piece, origin, span in ((a, "split", (3, 3)), (b, "split", (3, 4)), (c, "split", (9, 9)), (d, "split", (3, 3))):
-        piece.origin, piece.evidence.start, piece.evidence.end = origin, *span
-    reply = LinkingReply.model_validate({"memory_updates": [update(b, a, lifecycle="completed")]})
-    apply_updates(store, [b], {b.id: [a]}, reply, split_pieces=split_pieces)
-    assert {(link.source, link.target): link.relation for link in store.links("c1")} == {(b.id, a.id): stored_as}
-    # one telling: the piece's lifecycle is not the model's "completed" reading of an update
-    assert store.get_unit("c1", a.id).lifecycle_status == (
-        "completed" if stored_as == "updates" else a.lifecycle_status
-    )
-    reply = LinkingReply.model_validate({"memory_updates": [update(c, a), update(d, a, "contradicts")]})
-    apply_updates(store, [c, d], {c.id: [a], d.id: [a]}, reply, split_pieces=split_pieces)
-    relations = {(link.source, link.target): link.relation for link in store.links("c1")}
-    assert relations[(c.id, a.id)] == "updates"  # other turns: the model's label stands
-    assert relations[(d.id, a.id)] == "contradicts"  # a contradiction stands, one telling or not

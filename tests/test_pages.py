@@ -159,7 +159,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
             ev.TurnsCut(turns=[3], limit=4000),
             ev.VerbatimKept(turns=[7]),
             ev.DuplicateMerged(kept="k", dropped="Same again."),
-            ev.FactSplit(fact="Two things.", into=["One.", "Two."]),
             ev.Unsupported(fact="Made up.", support=0.25),
             ev.ToldToEachOther(fact="Kind words.", told=0.2),
             ev.SpeakerUnresolved(fact="Who said it."),
@@ -176,7 +175,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
         "turns 4 cut to fit the prompt (4,000 characters",  # from 1
         "turns in no unit kept in their own words: 8",
         "merged a near-duplicate: Same again.",
-        "split into 2 units: Two things.",
         "dropped, not in its turns (25% of its words): Made up.",
         "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
         "dropped, no naming of the speakers fits its turns: Who said it.",

@@ -125,7 +125,7 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     todo = switches.flipped()
     assert todo["verbatim_fallback"] == "false"  # to the paper
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
-    assert len(todo) == 19  # 21 beyond the paper, 2 not measurable here
+    assert len(todo) == 18  # 20 beyond the paper, 2 not measurable here
 
 
 def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):
@@ -142,12 +142,12 @@ def test_set_and_switch_take_a_phase_or_a_bare_name_and_name_runs_bare(benchmark
     from ftamem_core.cli.parser import set_option
 
     evidence, switches = benchmarks
-    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("split_facts=false")])
+    given = Namespace(set=[set_option("extraction.ground_facts=false"), set_option("speaker_check=false")])
     # a build file and a result row name each setting bare, as they did before phases
-    assert evidence.set_names(given) == {"ground_facts": "false", "split_facts": "false"}
-    assert switches.chosen(["extraction.ground_facts", "split_facts=false"]) == {
+    assert evidence.set_names(given) == {"ground_facts": "false", "speaker_check": "false"}
+    assert switches.chosen(["extraction.ground_facts", "speaker_check=false"]) == {
         "ground_facts": "false",
-        "split_facts": "false",
+        "speaker_check": "false",
     }
     with pytest.raises(SystemExit, match="no setting 'bogus'"):
         switches.chosen(["bogus"])

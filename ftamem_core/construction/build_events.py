@@ -89,12 +89,6 @@ class DuplicateMerged(BuildEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class FactSplit(BuildEvent):
-    fact: str
-    into: list[str]
-
-
-@dataclass(frozen=True, kw_only=True)
 class Dropped(BuildEvent):
     """A model-written fact a grounding check dropped."""
 

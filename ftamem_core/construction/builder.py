@@ -365,9 +365,7 @@ class Builder:
         completes = dict(zip(keys, carried))
         repairs = self._repairs()
         found = [
-            (key, repairs.checked(piece, fragment.turns, completes.get(key)))
-            for key, u in parse_candidates(reply, fragment)
-            for piece in repairs.pieces(key, u, fragment.turns)
+            (key, repairs.checked(u, fragment.turns, completes.get(key))) for key, u in parse_candidates(reply, fragment)
         ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
@@ -475,7 +473,7 @@ class Builder:
             temperature=self.settings.construction.construction_temperature,
             max_tokens=self.settings.construction.construction_max_tokens,
         )
-        for outcome in apply_updates(self.store, new, pairs, reply, self.settings.extraction.split_facts):
+        for outcome in apply_updates(self.store, new, pairs, reply):
             report.links += 1
             self.progress(ev.LinkAdded(link=outcome.link, neighbour_status=outcome.neighbour.lifecycle_status))
 

@@ -86,34 +86,17 @@ class LinkOutcome:
     neighbour: FTAUnit  # as updated
 
 
-def pieces_of_one_telling(a: FTAUnit, b: FTAUnit) -> bool:
-    """Two split pieces (setting ``extraction.split_facts``) over shared turns of one session: one
-    telling of one episode."""
-    return (
-        a.origin == b.origin == "split"
-        and a.evidence.session_id == b.evidence.session_id
-        and a.evidence.start <= b.evidence.end
-        and b.evidence.start <= a.evidence.end
-    )
-
-
 def apply_updates(
     store: Store,
     new: list[FTAUnit],
     pairs: dict[int, list[FTAUnit]],
     reply: LinkingReply,
-    split_pieces: bool = False,
 ) -> list[LinkOutcome]:
     """Store the judged relations and neighbour updates in one transaction. Only the pairs shown
     count, each once; a relation judged unknown changes nothing, and a suggested lifecycle or
     completeness of "unknown" keeps the neighbour's known one. A field a person has corrected is
     never changed by the model; a change the model makes is written to the history as its own.
-    A unit deleted by hand while the build ran is skipped, not an error.
-
-    With ``split_pieces`` (setting ``extraction.split_facts``, which makes the pieces) an
-    ``updates``, ``followup_of`` or ``supports`` the model gives two pieces of one telling is
-    stored as ``same_episode_as`` and changes neither piece's lifecycle: the 1.5B labels nearly
-    every pair ``updates``, and on dev 8 of its 11 links were such pieces. A contradiction stands."""
+    A unit deleted by hand while the build ran is skipped, not an error."""
     by_key = {key(u): u for u in new}
     shown = {(f"m{uid}", key(n)): n for uid, found in pairs.items() for n in found}
     outcomes = []
@@ -127,12 +110,7 @@ def apply_updates(
             seen.add(pair)
             if update.relation == "unknown":
                 continue  # a relation that cannot be confirmed changes nothing
-            one_telling = (
-                split_pieces
-                and update.relation in ("updates", "followup_of", "supports")
-                and pieces_of_one_telling(unit, neighbour)
-            )
-            relation = "same_episode_as" if one_telling else update.relation
+            relation = update.relation
             when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
             present = store.units_by_id(unit.case_id, [neighbour.id, unit.id])  # an earlier update counts
             if len(present) < 2:
@@ -141,12 +119,12 @@ def apply_updates(
             human = corrected_fields(store, unit.case_id, neighbour.id)
             lifecycle = (
                 current.lifecycle_status
-                if one_telling or update.lifecycle_status == "unknown" or "lifecycle_status" in human
+                if update.lifecycle_status == "unknown" or "lifecycle_status" in human
                 else update.lifecycle_status
             )
             completeness = (
                 current.completeness
-                if one_telling or update.completeness == "unknown" or "completeness" in human
+                if update.completeness == "unknown" or "completeness" in human
                 else update.completeness
             )
             updated = store.set_unit_status(unit.case_id, neighbour.id, lifecycle, completeness, when)

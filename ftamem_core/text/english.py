@@ -24,7 +24,6 @@ REPAIRS_OFF = {
         "told_share": 0.0,  # second-person statements rewritten as "told" (English pronouns)
         "speaker_check": False,  # first-person and name checks of who a fact is about
         "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
-        "split_facts": False,  # sentences split and regrouped by English names and pronouns
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
         "stated_anchors": False,  # English feeling words, "I want to" after "I", English tenses
     },

@@ -1,7 +1,7 @@
 """The small-model repairs behind one interface: what a build does to a model-written unit beyond
 the paper, each step behind its setting and reported as a build event. The builder calls
 ``Repairs``; the steps are in ``grounding`` (is the text about its evidence), ``speaker`` (who
-said it) and ``spans`` (the evidence span, one fact per sentence, anchors grounded). For a language
+said it) and ``spans`` (anchors grounded). For a language
 the rules do not serve, the builder turns them off (text/: ``REPAIRS_OFF``).
 """
 
@@ -15,7 +15,7 @@ from ...models import FTAUnit, Turn
 from .. import build_events as ev
 from ..extraction import Fragment, span_turns, verbatim_units
 from .grounding import support, told_share
-from .spans import ground_anchors, split_fact
+from .spans import ground_anchors
 from .speaker import settled_speaker
 
 
@@ -25,16 +25,6 @@ class Repairs:
     speakers: list[str]  # the case's people (not an assistant)
     peers: bool  # a dialogue between people, no assistant
     progress: Callable[[object], None]
-
-    def pieces(self, key: str, unit: FTAUnit, turns: list[Turn]) -> list[FTAUnit]:
-        """A final, new unit's fact as one unit per sentence (``split_facts``); a unit completing
-        a carried partial, or partial itself, stays whole (it is fused with, or carried, as one)."""
-        if not self.settings.extraction.split_facts or key != "none" or unit.construction_status == "partial":
-            return [unit]
-        pieces = split_fact(unit, turns, self.speakers)
-        if len(pieces) > 1:
-            self.progress(ev.FactSplit(fact=unit.fact.text, into=[p.fact.text for p in pieces]))
-        return pieces
 
     def checked(self, unit: FTAUnit, turns: list[Turn], completes: FTAUnit | None = None) -> FTAUnit | None:
         """The grounding checks beyond the paper, each behind its setting; None: dropped."""

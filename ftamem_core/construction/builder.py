@@ -365,7 +365,8 @@ class Builder:
         completes = dict(zip(keys, carried))
         repairs = self._repairs()
         found = [
-            (key, repairs.checked(u, fragment.turns, completes.get(key))) for key, u in parse_candidates(reply, fragment)
+            (key, repairs.checked(u, fragment.turns, completes.get(key)))
+            for key, u in parse_candidates(reply, fragment)
         ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)

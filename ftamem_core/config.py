@@ -613,8 +613,11 @@ RENAMED: dict[FieldPath, FieldPath] = {("extraction", "stated_feelings"): ("extr
 # refused with why, so a file does not pass for a build it no longer describes.
 REMOVED: dict[FieldPath, str] = {
     ("extraction", "coverage_pass"): "removed",
+    ("extraction", "turn_anchors"): "removed",
     ("extraction", "trim_spans"): "removed",
     ("extraction", "caption_carries_turn"): "removed",
+    ("linking", "strict_links"): "removed",
+    ("linking", "lifecycle_by_relation"): "removed",
     ("extraction", "split_facts"): "removed: switched off alone on dev it changed no figure beyond chance",
 }
 
@@ -658,7 +661,8 @@ def assignment(text: str) -> tuple[FieldPath, str]:
     try:
         return resolve(name.strip(), Settings), value
     except UnknownSetting as e:
-        raise SettingsError(f"{text!r}: {e}") from None
+        gone = [f"`{dotted(p)}` is {why}" for p, why in REMOVED.items() if name.strip() in (p[-1], dotted(p))]
+        raise SettingsError(f"{text!r}: {'; '.join(gone) or e}") from None
 
 
 def changes_from(pairs: Iterable[tuple[FieldPath, Any]]) -> dict[str, Any]:

@@ -57,7 +57,9 @@ Before settings were grouped by phase every phase's settings were top-level, wit
 names its place now (`retrieval.tau`: `[retrieval] tau = ...`, `FTAMEM_RETRIEVAL_TAU`); nothing is
 read from it until it is moved. Build records a store wrote before are moved to the new layout
 once, when the store is opened (migration `0010_build_settings_by_phase`), as are those of an
-older case export when it is imported.
+older case export when it is imported. A setting renamed or removed since (`extraction.stated_feelings`,
+`extraction.split_facts`, ...) is refused in a file, the environment or `--set` with its new name
+or the word that it was removed.
 
 A preset (`ask --preset`, the Ask page's "Method", an `fta-<preset>` eval method) adds its
 ablation switch to those of the settings.

@@ -45,8 +45,8 @@ Completion = Literal["complete", "partial", "pending", "unknown"]
 # Whether the unit is a finalised, retrievable memory or a partial still carried as context.
 ConstructionStatus = Literal["final", "partial"]
 # How a unit was made: written by the model, fused with a carried partial, split from a model's
-# fact, copied from a turn without the model, or corrected by a person ("unknown": stored before
-# units recorded it).
+# fact (builds before `split_facts` was removed), copied from a turn without the model, or
+# corrected by a person ("unknown": stored before units recorded it).
 Origin = Literal["model", "fused", "split", "copied", "corrected", "unknown"]
 LifecycleStatus = Literal["pending", "completed", "contradicted", "archived", "unknown"]
 Completeness = Literal["complete", "partial", "unknown"]

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from ftamem_core.config import Settings, SettingsError, load_settings
+from ftamem_core.config import Settings, SettingsError, assignment, load_settings
 from ftamem_core.setting import fields, leaves
 
 
@@ -199,6 +199,21 @@ def test_a_removed_setting_is_refused_saying_it_was_removed(tmp_path):
         load_settings(toml, environ={})
     with pytest.raises(SettingsError, match="FTAMEM_EXTRACTION_SPLIT_FACTS is removed"):
         load_settings(environ={"FTAMEM_EXTRACTION_SPLIT_FACTS": "false"})
+    for given in ("split_facts=false", "extraction.split_facts=false"):
+        with pytest.raises(SettingsError, match="`extraction.split_facts` is removed"):
+            assignment(given)
+    with pytest.raises(SettingsError, match="no setting"):
+        assignment("never_a_setting=1")
+
+
+def test_every_setting_an_old_build_record_names_is_current_renamed_or_removed():
+    from ftamem_core.config import REMOVED, RENAMED
+    from ftamem_core.storage.migrations import _FLAT_BUILD_SETTINGS
+
+    named = {(phase, name) for phase, names in _FLAT_BUILD_SETTINGS.items() for name in names}
+    current = set(leaves(Settings))
+    assert named - current - REMOVED.keys() - RENAMED.keys() == set()
+    assert REMOVED.keys() & current == set()
 
 
 def test_a_toml_file_with_the_old_flat_names_is_refused_naming_each_new_place(tmp_path, capsys):

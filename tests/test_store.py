@@ -197,6 +197,19 @@ def test_units_stored_before_provenance_read_as_unknown_origin(tmp_path):
     assert [u.origin for u in Store(path).units("old")] == ["unknown"]
 
 
+def test_a_unit_split_before_split_facts_was_removed_still_loads_and_reads_as_split(tmp_path):
+    from ftamem_core.display import origin
+
+    store = Store(tmp_path / "old.db")
+    store.ingest([make_doc("old")])
+    session = store.sessions("old")[0].id
+    split = make_unit("old", "Ana moved.", 0, 0, session_id=session).model_copy(update={"origin": "split"})
+    store.add_units("old", [split], random_vectors(1))
+    store.close()
+    (unit,) = Store(tmp_path / "old.db").units("old")
+    assert unit.origin == "split" and origin(unit.origin) == "split from a longer fact"
+
+
 # What a build recorded before settings were grouped by phase (issue 41): flat, the method's name in
 # "segmentation", a key no phase holds now, and the model already in its own table.
 FLAT_BUILD_SETTINGS = {

@@ -143,7 +143,9 @@ def measure(stores: dict[str, Store], case_id: str, settings, embedder, count=ap
     first = next(iter(stores.values()))
     categories = {"1", "2", "3", "4"} if first.get_case(case_id).source_format == "locomo" else None
     questions = answerable(first, case_id, categories)
-    turns = TurnIndex.build(embedder, first.turns(case_id), settings.retrieval.source_reply_context)
+    turns = TurnIndex.build(
+        embedder, first.turns(case_id), replies=True
+    )  # turn-level RAG's; the channel reads plain vectors
     text = {t.idx: t.text for t in turns.turns}
     k, _ = settings.k_for(first.get_case(case_id).source_format)
     vectors = embedder.encode([q.question for q, _ in questions]) if questions else []

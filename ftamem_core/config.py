@@ -413,19 +413,6 @@ class RetrievalSettings(_Phase):
         description="raw turns most similar to the question "
         "(cosine >= tau) that compete with the units for the packet (0: the paper's packet)",
     )
-    source_similarity: float = setting(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        paper=0.0,
-        description="weight of a unit's best evidence turn's cosine in its similarity (0: the paper's s_emb)",
-    )
-    source_reply_context: bool = setting(
-        True,
-        paper=False,
-        description="for s_src, a turn answering the other "
-        "speaker's question just before it is also embedded after that question",
-    )
     retrieve_open_partials: bool = setting(
         True, description="a unit still partial at the end of the built case is retrievable, flagged as partial"
     )
@@ -618,6 +605,8 @@ REMOVED: dict[FieldPath, str] = {
     ("extraction", "caption_carries_turn"): "removed",
     ("linking", "strict_links"): "removed",
     ("linking", "lifecycle_by_relation"): "removed",
+    ("retrieval", "source_similarity"): "removed: switched off alone on dev it changed no figure beyond chance",
+    ("retrieval", "source_reply_context"): "removed: switched off alone on dev it changed no figure beyond chance",
     ("extraction", "split_facts"): "removed: switched off alone on dev it changed no figure beyond chance",
 }
 

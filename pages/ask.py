@@ -76,21 +76,6 @@ def research(trace) -> None:
         hide_index=True,
     )
     st.subheader("Scored candidates")
-    if trace.settings.get("source_similarity"):
-        # plain: the formula's asterisks and underscores would render as Markdown emphasis
-        st.caption(
-            ui.plain(
-                f"Source similarity (beyond the paper, setting retrieval.source_similarity = "
-                f"{trace.settings['source_similarity']}): s_src is a unit's best evidence turn's "
-                "cosine with the query; R uses (1 - w) * s_emb + w * s_src in place of s_emb."
-                + (
-                    " A turn answering the other speaker's question just before it counts with that "
-                    "question too (source_reply_context)."
-                    if trace.settings.get("source_reply_context")
-                    else ""
-                )
-            )
-        )
     facts = store.unit_facts(case_id, [c["id"] for c in trace.candidates])
     st.dataframe(
         [

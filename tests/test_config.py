@@ -362,8 +362,6 @@ BEYOND_THE_PAPER = {
     "extraction.verbatim_within_spans",
     "extraction.verbatim_reply_words",
     "linking.link_per_fragment",
-    "retrieval.source_similarity",
-    "retrieval.source_reply_context",
     "retrieval.packet_token_budget",
     "retrieval.turn_channel",
     "retrieval.score_all_below",
@@ -409,7 +407,9 @@ def test_a_profile_from_the_file_the_environment_or_the_command_line_and_the_fil
     toml.write_text('profile = "paper"\n[retrieval]\nturn_channel = 4\n')
     s = load_settings(toml, environ={})
     # the file's own values over its profile, the profile's over the defaults in the same phase
-    assert s.extraction.speaker_check is False and s.retrieval.turn_channel == 4 and s.retrieval.source_similarity == 0
+    assert (
+        s.extraction.speaker_check is False and s.retrieval.turn_channel == 4 and s.retrieval.packet_token_budget == 0
+    )
     assert load_settings(toml, environ={}, profile="small-model").extraction.speaker_check is True
     assert load_settings(environ={"FTAMEM_PROFILE": "paper"}).linking.link_per_fragment is False
     from ftamem_core.profiles import UnknownProfile

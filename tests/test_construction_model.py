@@ -107,7 +107,7 @@ def test_asked_packets_show_as_much_gold_evidence_as_turn_rag_at_the_same_tokens
     store = Store(built)
     embedder, settings = Embedder(), load_settings()
     count = make_llm(LLMConfig(model="qwen2.5-0.5b"), MODEL_DIR).count_tokens
-    turns = TurnIndex.build(embedder, store.turns("sample-maya"), settings.retrieval.source_reply_context)
+    turns = TurnIndex.build(embedder, store.turns("sample-maya"), replies=True)
     text = {t.idx: t.text for t in turns.turns}
     fta, base, shares = [], [], []
     for q, gold in answerable(store, "sample-maya"):

@@ -231,10 +231,7 @@ def test_each_ablation_changes_what_it_should_and_nothing_else(memory, preset):
         assert stages == ["answer"] and trace.query == "When did Maya start night shifts?"
         assert trace.cues.people == ["Maya"]  # read off the question
     elif preset == "plain_embedding":
-        w = trace.settings["source_similarity"]
-        assert trace.settings["lam"] == 1.0 and all(
-            abs(c["R"] - (1 - w) * c["s_emb"] - w * c["s_src"]) < 1e-4 for c in trace.candidates
-        )
+        assert trace.settings["lam"] == 1.0 and all(abs(c["R"] - c["s_emb"]) < 1e-4 for c in trace.candidates)
         assert text.count("## ") == full.packet_text.count("## ")
     elif preset == "flat_context":
         assert same_retrieval and "## " not in text and "[m" in text
@@ -500,34 +497,15 @@ def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
     assert [e.text for e in packet.semantic] == ["Omar is a coworker who knows about blackout curtains."]
 
 
-def test_source_similarity_mixes_the_best_evidence_turn_into_s_and_zero_is_the_papers(memory):
+def test_r_is_the_papers_mix_of_s_emb_and_the_cue_score(memory):
     store, ids = memory
     query = EMB.encode(["night shifts"])[0]
-    turns = np.zeros(12)
-    turns[9] = 1.0  # the query's words are in turn 9, the last turn of the Lena unit (turns 8-9)
     kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
-    paper = score_candidates(store, "c1", query, Cues(), **kw)
-    assert paper.kept_ids()[0] == ids["shifts"] and "s_src" not in paper.rows()[0]
-    assert (
-        score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.0, **kw).rows()
-        == paper.rows()
-    )
-    mixed = score_candidates(store, "c1", query, Cues(), turn_similarity=turns, source_weight=0.5, **kw)
-    lena = row(mixed, ids["lena"])
-    assert lena["s_src"] == 1.0 and row(mixed, ids["shifts"])["s_src"] == 0.0
-    assert abs(lena["R"] - 0.8 * (0.5 * lena["s_emb"] + 0.5)) < 1e-3
-    assert mixed.kept_ids()[0] == ids["lena"] and mixed.similarity()[ids["lena"]] > paper.similarity()[ids["lena"]]
-    # fact_only has no source turns, so no source similarity either
-    bare = score_candidates(
-        store,
-        "c1",
-        query,
-        Cues(),
-        turn_similarity=turns,
-        source_weight=0.5,
-        **{**kw, "ablations": PRESETS["fact_only"]},
-    )
-    assert "s_src" not in bare.rows()[0] and bare.kept_ids()[0] == ids["shifts"]
+    scored = score_candidates(store, "c1", query, Cues(people=["Lena"]), **kw)
+    rows = scored.rows()
+    assert {"id", "s_emb", "cue", "R", "kept", "reason"} <= rows[0].keys() and "s_src" not in rows[0]
+    assert all(abs(r["R"] - (0.8 * r["s_emb"] + 0.2 * r["cue"])) < 1e-3 for r in rows)
+    assert scored.similarity() == {r["id"]: pytest.approx(r["s_emb"], abs=1e-4) for r in rows if r["kept"]}
 
 
 def test_turn_similarity_sits_at_each_turns_index_and_an_erased_turns_gap_is_zero():
@@ -537,16 +515,6 @@ def test_turn_similarity_sits_at_each_turns_index_and_an_erased_turns_gap_is_zer
     vectors = np.array([[1.0, 0.0], [0.0, 1.0]])
     assert turn_similarity(kept, vectors, np.array([0.2, 0.9])).tolist() == [0.2, 0.0, 0.9]
     assert turn_similarity([], np.zeros((0, 2)), np.array([1.0, 0.0])).tolist() == []
-
-
-def test_the_source_similarity_setting_acts_in_ask_and_fact_only_turns_it_off(memory):
-    on, _ = run(memory, "full", source_similarity=1.0, turn_channel=0)
-    off, _ = run(memory, "full", source_similarity=0.0, turn_channel=0)
-    assert on.settings["source_similarity"] == 1.0 and off.settings["source_similarity"] == 0.0
-    assert all("s_src" in r and abs(r["R"] - (0.8 * r["s_src"] + 0.2 * r["cue"])) < 1e-3 for r in on.candidates)
-    assert all("s_src" not in r and abs(r["R"] - (0.8 * r["s_emb"] + 0.2 * r["cue"])) < 1e-3 for r in off.candidates)
-    bare, _ = run(memory, "fact_only", source_similarity=1.0)
-    assert bare.settings["source_similarity"] == 0.0 and all("s_src" not in r for r in bare.candidates)
 
 
 def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_just_before_it():
@@ -575,8 +543,9 @@ def test_a_reply_is_also_embedded_after_the_question_the_other_speaker_asked_jus
     ]
 
 
-def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store):
+def test_reply_vectors_take_the_better_cosine_for_turn_level_rag(store):
     from ftamem_core.models import Case, CaseDocument, Session, SessionDocument, Turn
+    from ftamem_core.retrieval.pipeline import TurnIndex, turn_rag
     from ftamem_core.retrieval.ranking import reply_vectors, turn_similarity
 
     said = [
@@ -598,13 +567,6 @@ def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store)
             )
         ]
     )
-    consented(store, "c1")
-    session = store.sessions("c1")[0]
-    units = [
-        make_unit("c1", "Cat is researching adoption agencies", 1, 1, session_id=session.id),
-        make_unit("c1", "Cat thanks Mel and calls it a dream", 3, 3, session_id=session.id),
-    ]
-    adoption, dream = store.add_units("c1", units, EMB.encode([u.fact.text for u in units]))
     turns = store.turns("c1")
     lines = [t.text for t in turns]
     plain = EMB.encode(lines)
@@ -615,21 +577,9 @@ def test_reply_vectors_take_the_better_cosine_and_the_setting_acts_in_ask(store)
     assert both[1] > turn_similarity(turns, plain, query)[1] and np.allclose(
         both[[0, 2, 3]], (plain @ query)[[0, 2, 3]]
     )
-
-    def s_src(**retrieval):
-        trace = ask(
-            store,
-            "c1",
-            "What are Cat's plans for the summer?",
-            answer_llm(),
-            EMB,
-            load_settings(environ={}, retrieval={"tau": 0.0, "turn_channel": 0, **retrieval}),
-            ablations=PRESETS["no_rewrite"],
-        )
-        return trace.settings["source_reply_context"], {r["id"]: r.get("s_src") for r in trace.candidates}
-
-    on, with_context = s_src()
-    off, without = s_src(source_reply_context=False)
-    assert on and not off
-    assert with_context[adoption] > without[adoption] and with_context[dream] == without[dream]
-    assert s_src(source_similarity=0.0)[0] is False  # no source similarity, no reply context
+    # turn-level RAG ranks turns with the replies; the turn channel reads the plain vectors
+    with_replies, plain_index = TurnIndex.build(EMB, turns, replies=True), TurnIndex.build(EMB, turns, replies=False)
+    assert plain_index.replies is None and with_replies.replies is not None
+    assert with_replies.similarity(query)[1] > plain_index.similarity(query)[1]
+    shown = turn_rag(with_replies, query, load_settings(environ={}), k=1)
+    assert shown.turn_ids == [1]

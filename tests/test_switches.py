@@ -94,7 +94,7 @@ def test_switches_replays_a_recording_and_says_which_calls_went_live(tmp_path, b
             str(tmp_path / "runs"),
             "--switch",
             "ground_facts",
-            "source_similarity",
+            "turn_channel",
         ]
     )
     out = capsys.readouterr().out
@@ -102,21 +102,21 @@ def test_switches_replays_a_recording_and_says_which_calls_went_live(tmp_path, b
     assert "sample-daniel: the baseline reproduces the recorded build" in out
     rows = {line.split(" | ")[0]: line.split(" | ") for line in out.splitlines() if " | " in line}
     header = rows["switch"]
-    ground, similarity = (dict(zip(header, rows[name])) for name in ("ground_facts", "source_similarity"))
-    assert ground["value"] == "false" and similarity["value"] == "0.0"  # the paper's values
+    ground, similarity = (dict(zip(header, rows[name])) for name in ("ground_facts", "turn_channel"))
+    assert ground["value"] == "false" and similarity["value"] == "0"  # the paper's values
     # a retrieval setting builds the same units: every call served from the baseline's recording
     assert similarity["live"] == "none" and int(similarity["replayed"]) == len(lines)
     assert similarity["calls per turn"].split(" -> ")[0] == similarity["calls per turn"].split(" -> ")[1]
     # more units: the longitudinal prompts differ from the recorded ones and are asked live
     assert "longitudinal" in ground["live"]
-    for name in ("baseline", "ground_facts=false", "source_similarity=0.0"):
+    for name in ("baseline", "ground_facts=false", "turn_channel=0"):
         assert (tmp_path / "runs" / name / "evidence-questions.jsonl").exists()
     assert all(cell.startswith(("+", "-")) for cell in (similarity[f"content recall {b}"] for b in (250, 500, 1000)))
     # again with --results: the finished runs are reused and their rows kept as data
     args = ["--replies", str(tmp_path / "replies.jsonl"), "--out", str(tmp_path / "runs"), "--switch"]
-    switches.main([*where, *args, "source_similarity", "--results", str(tmp_path / "results"), "--note", "n"])
+    switches.main([*where, *args, "turn_channel", "--results", str(tmp_path / "results"), "--note", "n"])
     (kept,) = [json.loads(line) for line in (tmp_path / "results" / "switches.jsonl").read_text().splitlines()]
-    assert kept["switch"] == "source_similarity" and kept["note"] == "n" and kept["split"] == "esmemeval"
+    assert kept["switch"] == "turn_channel" and kept["note"] == "n" and kept["split"] == "esmemeval"
     assert kept["content recall 250"] == similarity["content recall 250"]
 
 
@@ -125,13 +125,13 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     todo = switches.flipped()
     assert todo["verbatim_fallback"] == "false"  # to the paper
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
-    assert len(todo) == 18  # 20 beyond the paper, 2 not measurable here
+    assert len(todo) == 16  # 18 beyond the paper, 2 not measurable here
 
 
 def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):
     _, switches = benchmarks
-    todo = switches.chosen(["turn_channel=0,source_similarity", "ground_anchors"])
-    assert todo == {"turn_channel=0,source_similarity=0.0": "", "ground_anchors": "false"}
+    todo = switches.chosen(["turn_channel=0,stated_anchors", "ground_anchors"])
+    assert todo == {"turn_channel=0,stated_anchors=false": "", "ground_anchors": "false"}
     with pytest.raises(SystemExit):
         switches.chosen(["turn_channel=0,no_such_setting=1"])
 

@@ -127,7 +127,7 @@ def test_the_null_memory_shows_less_than_turn_rag_at_250_tokens_on_a_dev_convers
     store.ingest([doc.model_copy(update={"sessions": doc.sessions[:3]})])
     settings, embedder = load_settings(), Embedder()
     fill(store, "conv-26", "null", embedder, settings)
-    turns = TurnIndex.build(embedder, store.turns("conv-26"), settings.retrieval.source_reply_context)
+    turns = TurnIndex.build(embedder, store.turns("conv-26"), replies=True)
     text = {t.idx: t.text for t in turns.turns}
     questions = [
         (q, embedder.encode([q.question])[0], {i: text[i] for i in gold})

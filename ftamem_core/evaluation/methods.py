@@ -115,7 +115,7 @@ class CaseContext:
         self.turns = store.turns(case_id)
         self.lines = turn_lines(self.turns)
         self._vectors = None
-        self._index: dict[bool, TurnIndex] = {}
+        self._index: TurnIndex | None = None
         self.summaries: dict[int, str] = {}
         self._summary_vectors = None
 
@@ -125,11 +125,11 @@ class CaseContext:
             self._vectors = self.embedder.encode(self.lines)
         return self._vectors
 
-    def index(self, replies: bool) -> TurnIndex:
+    def index(self) -> TurnIndex:
         """The turns as ``pipeline.turn_rag`` ranks them (built once)."""
-        if replies not in self._index:
-            self._index[replies] = TurnIndex.build(self.embedder, self.turns, replies)
-        return self._index[replies]
+        if self._index is None:
+            self._index = TurnIndex.build(self.embedder, self.turns, replies=True)
+        return self._index
 
 
 def run_method(
@@ -173,11 +173,11 @@ def run_method(
     if method.kind == "question_only":
         text = "(no memory)"
     elif method.kind == "turn_rag":
-        index = ctx.index(settings.retrieval.source_reply_context)
+        index = ctx.index()
         q = ctx.embedder.encode([question.question])[0]
         shown_turns = turn_rag(index, q, settings, k, count=llm.count_tokens)
         text, shown = shown_turns.text, set(shown_turns.turn_ids)
-        sims = index.similarity(q, settings.retrieval.source_reply_context)
+        sims = index.similarity(q)
         retrieved = [{"turn": i, "cosine": round(float(sims[i]), 4)} for i in shown_turns.turn_ids]
     elif method.kind == "full_context":
         overhead = sum(

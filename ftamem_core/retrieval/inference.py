@@ -82,9 +82,9 @@ class AskTrace:
         }
 
 
-def _embed_ahead(embedder: Embedder, question: str, turns: list, replies: bool) -> tuple[np.ndarray, TurnIndex]:
+def _embed_ahead(embedder: Embedder, question: str, turns: list) -> tuple[np.ndarray, TurnIndex]:
     """The question's vector and the case's turns embedded (``pipeline.TurnIndex``)."""
-    return embedder.encode([question])[0], TurnIndex.build(embedder, turns, replies)
+    return embedder.encode([question])[0], TurnIndex.build(embedder, turns, replies=False)
 
 
 STAGES = ("rewrite", "retrieval", "answer")  # in the order ``on_stage`` hears them
@@ -112,7 +112,7 @@ def ask(
         k, k_reason = settings.k_for(store.get_case(case_id).source_format)
     else:
         k_reason = "given for this question"
-    source_on, channel_on = uses_turns(settings, ab)
+    channel_on = uses_turns(settings, ab)
     trace = AskTrace(
         case_id,
         question,
@@ -125,26 +125,18 @@ def ask(
             "B": settings.retrieval.link_expansion,
             "packet_token_budget": settings.retrieval.packet_token_budget,
             "turn_channel": settings.retrieval.turn_channel if channel_on else 0,
-            "source_similarity": settings.retrieval.source_similarity if source_on else 0.0,
-            "source_reply_context": source_on and settings.retrieval.source_reply_context,
             "retrieve_archived": settings.retrieval.retrieve_archived,
             "ablations": {n: v for n, v in ab.model_dump().items() if v},
         },
     )
     sessions = store.sessions(case_id)
     last_time = next((s.time for s in reversed(sessions) if s.time), None)
-    all_turns = store.turns(case_id) if channel_on or source_on else []
+    all_turns = store.turns(case_id) if channel_on else []
     with call_context(case_id=case_id), ThreadPoolExecutor(1) as background:
         started = time.perf_counter()
         # The question and the turns are embedded while the model rewrites (in a new process this
         # also loads the encoder meanwhile, about 5 s on 2 cores).
-        ahead = (
-            None
-            if ab.question_only
-            else background.submit(
-                _embed_ahead, embedder, question, all_turns, source_on and settings.retrieval.source_reply_context
-            )
-        )
+        ahead = None if ab.question_only else background.submit(_embed_ahead, embedder, question, all_turns)
         # The prompts' fixed instructions, read once and kept (a new process reads them from disk).
         trace.warmed = llm.warm(("answer",) if ab.question_only or ab.no_rewrite else ASK_PROMPTS)
         trace.seconds["warm"] = round(time.perf_counter() - started, 3)

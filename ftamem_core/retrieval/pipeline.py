@@ -24,7 +24,7 @@ Count = Callable[[str], int]
 @dataclass
 class TurnIndex:
     """A case's turns as turn-level RAG and the turn channel embed them (``packet.turn_lines``),
-    and, where asked, as replies to the question before them (``retrieval.reply_vectors``)."""
+    and, for turn-level RAG, as replies to the question before them (``ranking.reply_vectors``)."""
 
     turns: list[Turn] = field(default_factory=list)
     vectors: np.ndarray | None = None
@@ -38,15 +38,15 @@ class TurnIndex:
         vectors = embedder.encode(lines)
         return cls(turns, vectors, reply_vectors(embedder, turns, lines, vectors) if replies else None)
 
-    def similarity(self, query_vector: np.ndarray, replies: bool) -> np.ndarray:
-        """Each turn's cosine with the query, by turn index (``retrieval.turn_similarity``)."""
-        return turn_similarity(self.turns, self.vectors, query_vector, self.replies if replies else None)
+    def similarity(self, query_vector: np.ndarray) -> np.ndarray:
+        """Each turn's cosine with the query, by turn index (``ranking.turn_similarity``), with the
+        reply vectors where the index was built with them."""
+        return turn_similarity(self.turns, self.vectors, query_vector, self.replies)
 
 
-def uses_turns(settings: Settings, ablations: Ablations) -> tuple[bool, bool]:
-    """Whether source similarity and the turn channel are on (both need the case's turns)."""
-    off = ablations.fact_only or ablations.question_only
-    return settings.retrieval.source_similarity > 0 and not off, bool(settings.retrieval.turn_channel) and not off
+def uses_turns(settings: Settings, ablations: Ablations) -> bool:
+    """Whether the turn channel is on (it needs the case's turns)."""
+    return bool(settings.retrieval.turn_channel) and not (ablations.fact_only or ablations.question_only)
 
 
 @dataclass
@@ -78,8 +78,7 @@ def retrieve(
     budget = settings.retrieval.packet_token_budget if budget is None else budget
     if ablations.question_only:
         return Retrieved(None, MemoryPacket(), render(MemoryPacket(), ablations, budget, count))
-    source_on, channel_on = uses_turns(settings, ablations)
-    similarity = turns.similarity(query_vector, settings.retrieval.source_reply_context) if source_on else None
+    channel_on = uses_turns(settings, ablations)
     scored = score_candidates(
         store,
         case_id,
@@ -93,8 +92,6 @@ def retrieve(
         score_all_below=settings.retrieval.score_all_below,
         open_partials=settings.retrieval.retrieve_open_partials,
         archived=settings.retrieval.retrieve_archived,
-        turn_similarity=similarity,
-        source_weight=settings.retrieval.source_similarity,
     )
     scores, channel = {}, []
     if channel_on and turns.turns:
@@ -126,12 +123,13 @@ def turn_rag(
     budget: int | None = None,
     count: Count = approx_tokens,
 ) -> Rendered:
-    """Turn-level RAG: the ``k`` turns (all: None) most similar to the question, with the reply
-    context the packet's scoring uses, packed as the packet packs its turns."""
+    """Turn-level RAG: the ``k`` turns (all: None) most similar to the question, an answer also
+    embedded after the question before it (``TurnIndex.build`` with replies), packed as the packet
+    packs its turns."""
     budget = settings.retrieval.packet_token_budget if budget is None else budget
     if not turns.turns:
         return render(MemoryPacket(), Ablations(), budget, count)
-    sims = turns.similarity(question_vector, settings.retrieval.source_reply_context)
+    sims = turns.similarity(question_vector)
     order = sorted(turns.turns, key=lambda t: -sims[t.idx])[: k or len(turns.turns)]
     packet = MemoryPacket(channel=[(float(sims[t.idx]), t) for t in order])
     return render(packet, Ablations(), budget, count)

@@ -1,12 +1,5 @@
 """Query rewriting and structured unit retrieval: R = lambda * s_emb + (1 - lambda) * c(q', m).
 
-Beyond the paper (``source_similarity``, w): a unit's similarity is its retrieval text's cosine
-mixed with the best cosine of its evidence turns (speaker, date, text, as turn-level RAG embeds
-them): s = (1 - w) * s_emb + w * s_src, and R = lambda * s + (1 - lambda) * c. w = 0 is the paper.
-With ``source_reply_context``, a turn that answers a question the other speaker asked just before
-it is also embedded after that question, and its similarity is the better of the two: "Researching
-adoption agencies" says nothing of the summer it answers "Any fun plans for the summer?" about.
-
 The cue score c is the mean of the cue components the rewritten query has (a component whose cue
 is absent does not count; no cue at all gives c = 0):
 
@@ -111,40 +104,27 @@ class Scored:
     components: dict[str, np.ndarray] = field(default_factory=dict)
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     reasons: list[str] = field(default_factory=list)  # why each was kept or dropped
-    s_src: np.ndarray | None = None  # best evidence-turn cosine (source_similarity on)
-    source_weight: float = 0.0
-
-    @property
-    def s(self) -> np.ndarray:
-        """The similarity R uses: s_emb, mixed with s_src when source_similarity is on."""
-        if self.s_src is None:
-            return self.s_emb
-        return (1.0 - self.source_weight) * self.s_emb + self.source_weight * self.s_src
 
     def kept_ids(self) -> list[int]:
         order = np.argsort(-self.score, kind="stable")
         return [int(self.ids[i]) for i in order if self.kept[i]]
 
     def similarity(self) -> dict[int, float]:
-        """s of each kept candidate (the turn channel merges turns with units by it)."""
-        s = self.s
-        return {int(self.ids[i]): float(s[i]) for i in range(len(self.ids)) if self.kept[i]}
+        """s_emb of each kept candidate (the turn channel merges turns with units by it)."""
+        return {int(self.ids[i]): float(self.s_emb[i]) for i in range(len(self.ids)) if self.kept[i]}
 
     def rows(self) -> list[dict]:
         order = np.argsort(-self.score, kind="stable")
         out = []
         for i in order:
-            row = {"id": int(self.ids[i]), "s_emb": round(float(self.s_emb[i]), 4)}
-            if self.s_src is not None:
-                row["s_src"] = round(float(self.s_src[i]), 4)
-            row.update(
-                {
-                    "cue": round(float(self.cue[i]), 4),
-                    "R": round(float(self.score[i]), 4),
-                    "kept": bool(self.kept[i]),
-                    "reason": self.reasons[i],
-                }
-            )
+            row = {
+                "id": int(self.ids[i]),
+                "s_emb": round(float(self.s_emb[i]), 4),
+                "cue": round(float(self.cue[i]), 4),
+                "R": round(float(self.score[i]), 4),
+                "kept": bool(self.kept[i]),
+                "reason": self.reasons[i],
+            }
             row.update({k: round(float(v[i]), 2) for k, v in self.components.items()})
             out.append(row)
         return out
@@ -164,15 +144,11 @@ def score_candidates(
     score_all_below: int = 0,
     open_partials: bool = True,
     archived: bool = False,
-    turn_similarity: np.ndarray | None = None,
-    source_weight: float = 0.0,
 ) -> Scored:
     """Eq. 8 and 9 over the case's units: all of them when the case holds at most
     ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
     the end of the built case) is kept only with ``open_partials``, an archived one only with
-    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for).
-    ``turn_similarity`` (each turn's cosine with the query, by turn index) and ``source_weight``
-    turn source similarity on (not with ``fact_only``, which has no source turns)."""
+    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for)."""
     index = store.index(case_id)
     if index.ntotal == 0:
         empty = np.zeros(0)
@@ -200,12 +176,9 @@ def score_candidates(
         )
         components["affect"] = _any_term(text, cues.affect_terms)
     cue = np.mean(np.vstack(list(components.values())), axis=0) if components else np.zeros(len(ids))
-    s_src = None
-    if turn_similarity is not None and len(turn_similarity) and source_weight > 0 and not ablations.fact_only:
-        s_src = _best_in_spans(turn_similarity, rows)
-    scored = Scored(ids.astype(np.int64), sims, cue, np.zeros(0), components, s_src=s_src, source_weight=source_weight)
+    scored = Scored(ids.astype(np.int64), sims, cue, np.zeros(0), components)
     lam = 1.0 if ablations.plain_embedding else lam
-    score = lam * scored.s + (1.0 - lam) * cue
+    score = lam * sims + (1.0 - lam) * cue
     order = np.argsort(-score, kind="stable")
     kept = np.zeros(len(ids), dtype=bool)
     reasons = [""] * len(ids)
@@ -231,8 +204,10 @@ def score_candidates(
 def turn_similarity(
     turns: list, vectors: np.ndarray, query_vector: np.ndarray, reply_vectors: np.ndarray | None = None
 ) -> np.ndarray:
-    """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0);
-    with ``reply_vectors`` (aligned with ``turns``, see ``reply_texts``) the better of the two."""
+    """Each turn's cosine with the query, at the turn's index (a gap left by an erased turn is 0),
+    as turn-level RAG ranks them; with ``reply_vectors`` (aligned with ``turns``, see
+    ``reply_texts``) the better of the two: "Researching adoption agencies" says nothing of the
+    summer it answers "Any fun plans for the summer?" about."""
     out = np.zeros(max((t.idx for t in turns), default=-1) + 1)
     if turns:
         sims = vectors @ query_vector
@@ -264,17 +239,6 @@ def reply_vectors(embedder, turns: list, lines: list[str], vectors: np.ndarray) 
     if changed:
         out[changed] = embedder.encode([texts[i] for i in changed])
     return out
-
-
-def _best_in_spans(turn_similarity: np.ndarray, rows: list[dict]) -> np.ndarray:
-    """Each unit's best evidence-turn similarity (0 for a span outside the case's turns)."""
-    n = len(turn_similarity)
-    best = np.zeros(len(rows))
-    for i, r in enumerate(rows):
-        lo, hi = max(0, r["evidence_start"]), min(n - 1, r["evidence_end"])
-        if lo <= hi:
-            best[i] = float(np.max(turn_similarity[lo : hi + 1]))
-    return best
 
 
 def _any_term(text: np.ndarray, terms: list[str]) -> np.ndarray:

@@ -383,7 +383,7 @@ class RetrievalSettings(_Phase):
     linked neighbours per unit, the notes and the turn channel, cut to the packet's budget."""
 
     tau: float = setting(0.35, description="tau: the least R a unit needs to be kept")
-    lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s + (1 - lambda) * c")
+    lam: float = setting(0.8, ge=0.0, le=1.0, description="lambda in R = lambda * s_emb + (1 - lambda) * c")
     top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
     top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
     link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
@@ -605,8 +605,10 @@ REMOVED: dict[FieldPath, str] = {
     ("extraction", "caption_carries_turn"): "removed",
     ("linking", "strict_links"): "removed",
     ("linking", "lifecycle_by_relation"): "removed",
-    ("retrieval", "source_similarity"): "removed: switched off alone on dev it changed no figure beyond chance",
-    ("retrieval", "source_reply_context"): "removed: switched off alone on dev it changed no figure beyond chance",
+    ("retrieval", "source_similarity"): "removed: switched off with source_reply_context on dev and test it "
+    "changed no figure beyond chance",
+    ("retrieval", "source_reply_context"): "removed: switched off with source_similarity on dev and test it "
+    "changed no figure beyond chance",
     ("extraction", "split_facts"): "removed: switched off alone on dev it changed no figure beyond chance",
 }
 
@@ -619,10 +621,12 @@ def _renamed(data: dict[str, Any], environ: dict[str, str] | None = None) -> lis
         table = data
         for key in old[:-1]:
             table = table.get(key, {}) if isinstance(table, dict) else {}
-        if isinstance(table, dict) and old[-1] in table:
+        # also under the name it had before settings were grouped by phase (top-level, FTAMEM_NAME)
+        if (isinstance(table, dict) and old[-1] in table) or (len(old) == 2 and old[-1] in data):
             out.append(f"`{dotted(old)}` {said}")
-        if environ is not None and env_name(old) in environ:
-            out.append(f"{env_name(old)} {env_said}")
+        for name in (env_name(old), env_name(old[1:])) if environ is not None else ():
+            if name in environ:
+                out.append(f"{name} {env_said}")
     return out
 
 

@@ -76,6 +76,14 @@ def research(trace) -> None:
         hide_index=True,
     )
     st.subheader("Scored candidates")
+    lam = trace.settings.get("lam")
+    st.caption(
+        ui.plain(
+            f"R = λ·s_emb + (1 − λ)·cue, λ = {lam}: s_emb is the unit's cosine with the query, cue the "
+            f"mean of the cues the query has; a unit is kept with R ≥ τ = {trace.settings.get('tau')}, "
+            f"the best K = {trace.settings.get('k')}."
+        )
+    )
     facts = store.unit_facts(case_id, [c["id"] for c in trace.candidates])
     st.dataframe(
         [

@@ -199,6 +199,12 @@ def test_a_removed_setting_is_refused_saying_it_was_removed(tmp_path):
         load_settings(toml, environ={})
     with pytest.raises(SettingsError, match="FTAMEM_EXTRACTION_SPLIT_FACTS is removed"):
         load_settings(environ={"FTAMEM_EXTRACTION_SPLIT_FACTS": "false"})
+    # and under the names they had before settings were grouped by phase
+    with pytest.raises(SettingsError, match="FTAMEM_SOURCE_SIMILARITY is removed"):
+        load_settings(environ={"FTAMEM_SOURCE_SIMILARITY": "0"})
+    toml.write_text("source_similarity = 0.5\n")
+    with pytest.raises(SettingsError, match="`retrieval.source_similarity` is removed"):
+        load_settings(toml, environ={})
     for given in ("split_facts=false", "extraction.split_facts=false"):
         with pytest.raises(SettingsError, match="`extraction.split_facts` is removed"):
             assignment(given)

@@ -387,7 +387,10 @@ def test_ask_page_shows_answer_and_trace(app):
     rendered = [m.value for m in at.markdown] + [c.value for c in at.caption] + [e.label for e in at.expander]
     assert not any("](//example.invalid" in v for v in rendered)  # never as a Markdown image
     assert any(h.value == "Scored candidates" for h in at.subheader)
-    trace = at.session_state["trace"]  # the turn channel is named when it showed turns
+    trace = at.session_state["trace"]  # R's formula with the values this answer used
+    formula = f"R = λ·s_emb + (1 − λ)·cue, λ = {trace.settings['lam']}:"
+    assert any(c.value.replace("\\", "").startswith(formula) for c in at.caption)
+    # the turn channel is named when it showed turns
     assert bool(trace.channel_turn_ids) == any("Turn channel" in c.value for c in at.caption)
 
 

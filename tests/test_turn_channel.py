@@ -116,3 +116,22 @@ def test_a_units_linked_neighbour_comes_before_lower_ranked_units_under_a_budget
     shown = render(packet, FULL, budget=room)
     assert shown.unit_ids == [1, 3] and "blackout curtains" in shown.text  # the update, not the lower unit
     assert render(packet, FULL).unit_ids == [1, 2, 3]  # without a budget, all of it
+
+
+def test_the_channel_reads_plain_turn_vectors_whatever_the_index_holds_for_turn_level_rag(memory):  # noqa: F811
+    from ftamem_core.config import load_settings
+    from ftamem_core.retrieval.pipeline import TurnIndex, retrieve
+    from ftamem_core.retrieval.ranking import Cues
+    from test_retrieval import EMB
+
+    store, _ = memory
+    turns = store.turns("c1")
+    question = EMB.encode(["Who visits their father on Mondays?"])[0]
+    settings = load_settings(environ={}, retrieval={"tau": 0.0})
+    shown = [
+        retrieve(
+            store, "c1", question, question, Cues(), EMB, settings, k=5, ablations=FULL, turns=index
+        ).packet.channel
+        for index in (TurnIndex.build(EMB, turns, replies=True), TurnIndex.build(EMB, turns, replies=False))
+    ]
+    assert shown[0] and [t.idx for _, t in shown[0]] == [t.idx for _, t in shown[1]]

@@ -8,8 +8,9 @@ prompt (``prompt_files/answer.md``); only the memory shown differs:
 - ``full-context``: the case's turns (speaker, date, text), the latest that fit the model's window
   once the prompt and the answer's room are counted (how many were kept is recorded);
 - ``turn-rag``: the K raw turns (speaker, date, text) most similar to the question by
-  all-MiniLM-L6-v2 cosine (with the reply context FTA-Mem's scoring has), packed into the same
-  token budget by the packet's own rule (``pipeline.turn_rag``);
+  all-MiniLM-L6-v2 cosine (an answer turn also embedded after the question before it, the better
+  cosine counting, in every profile), packed into the same token budget by the packet's own rule
+  (``pipeline.turn_rag``);
 - ``null`` and ``verbatim``: FTA-Mem's retrieval and packet over a memory built without a model
   (``evaluation.sanity``): information-free units over 12-turn blocks, and the turns' copies;
 - ``session-summary``: one LLM summary per session (``prompt_files/session_summary.md``, as MemoryBank

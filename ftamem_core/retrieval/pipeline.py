@@ -2,7 +2,8 @@
 ``inference.ask``), ``ftamem eval`` and ``benchmarks/evidence.py`` call ``retrieve`` with the
 same settings object and the same token count, and turn-level RAG is packed by ``turn_rag`` with
 the packet's own rule (``packet.render``): the same budget filling (an item that does not fit is
-passed over), the same date lines, the same reply context.
+passed over), the same date lines. The reply context (an answer embedded after its question) is
+turn-level RAG's own; the turn channel reads the plain turn vectors.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ class Units:
 
 _SCORE_FIELDS = (
     "id, content_type, participants, fact_text, event_time, dialogue_time, emotion_or_state, "
-    "intention_or_plan, construction_status, disputed, lifecycle_status, evidence_start, evidence_end"
+    "intention_or_plan, construction_status, disputed, lifecycle_status"
 )
 
 _UNIT_COLUMNS = (

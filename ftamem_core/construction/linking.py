@@ -110,7 +110,6 @@ def apply_updates(
             seen.add(pair)
             if update.relation == "unknown":
                 continue  # a relation that cannot be confirmed changes nothing
-            relation = update.relation
             when = unit.time.event_time if unit.time.event_time != "unknown" else unit.time.dialogue_time
             present = store.units_by_id(unit.case_id, [neighbour.id, unit.id])  # an earlier update counts
             if len(present) < 2:
@@ -139,7 +138,7 @@ def apply_updates(
                         neighbour.id,
                         "model_edit",
                         "linking",
-                        f"m{unit.id} {relation} it",
+                        f"m{unit.id} {update.relation} it",
                         field,
                         old,
                         new_value,
@@ -148,7 +147,7 @@ def apply_updates(
                 case_id=unit.case_id,
                 source=unit.id,
                 target=neighbour.id,
-                relation=relation,
+                relation=update.relation,
                 confidence=update.relation_confidence,
                 time=when,
             )

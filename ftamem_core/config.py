@@ -340,15 +340,6 @@ class ExtractionSettings(_Phase):
         paper=False,
         description="so does one inside a unit's span whose words the unit's fact does not carry",
     )
-    verbatim_reply_words: int = setting(
-        12,
-        ge=0,
-        build=True,
-        paper=0,
-        description="a verbatim unit of at most this "
-        'many words that points back ("Glad to be part of it.") quotes the turn '
-        "it answers in its summary and takes it into its span (0: off)",
-    )
 
 
 class LinkingSettings(_Phase):
@@ -610,6 +601,10 @@ REMOVED: dict[FieldPath, str] = {
     ("retrieval", "source_reply_context"): "removed: switched off with source_similarity on dev and test it "
     "changed no figure beyond chance",
     ("extraction", "split_facts"): "removed: switched off alone on dev it changed no figure beyond chance",
+    (
+        "extraction",
+        "verbatim_reply_words",
+    ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
 }
 
 

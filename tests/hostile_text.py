@@ -68,7 +68,6 @@ def _text_functions():
         "small_talk, to_listener": lambda t: (g.small_talk(t + "thanks" + t), g.to_listener(t + "you", names)),
         "content words": lambda t: (
             g.content_words(t),
-            g.refers_back(t),
             g.first_person(t),
             g.support(t + "hike", [t + "hike"], names),
         ),

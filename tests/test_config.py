@@ -366,7 +366,6 @@ BEYOND_THE_PAPER = {
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",
     "extraction.verbatim_within_spans",
-    "extraction.verbatim_reply_words",
     "linking.link_per_fragment",
     "retrieval.packet_token_budget",
     "retrieval.turn_channel",

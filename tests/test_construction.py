@@ -407,24 +407,6 @@ def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their
     )
 
 
-def test_verbatim_reply_words_gives_a_short_reply_the_turn_it_answers(store):
-    short = doc()
-    short.sessions[0].turns[2] = (
-        short.sessions[0].turns[2].model_copy(update={"text": "I am so glad to be part of it."})
-    )
-    store.ingest([short])
-    on = SETTINGS.with_overrides(extraction={"verbatim_within_spans": True})
-    build(store, settings=on)
-    reply = next(u for u in store.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
-    assert (reply.evidence.start, reply.evidence.end) == (1, 2)
-    assert reply.fact.summary == "reply to Counselor: Maya talks about night shifts and sleep, part 0-1."
-    off = Store(":memory:")
-    off.ingest([short])
-    build(off, settings=on.with_overrides(extraction={"verbatim_reply_words": 0}))
-    reply = next(u for u in off.units("c1") if u.fact.text.endswith('so glad to be part of it."'))
-    assert (reply.evidence.start, reply.fact.summary) == (2, "")
-
-
 def shifts_and_sleep():
     """One session whose turns tell two things: night shifts, and sleep."""
     case = doc(sessions=1)

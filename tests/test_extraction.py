@@ -378,36 +378,6 @@ def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
     assert choice.fact.text.startswith("Daniel told Counselor:") and choice.evidence.start == 7
 
 
-def test_a_short_reply_that_points_back_is_found_by_what_it_answers():
-    from ftamem_core.construction.extraction import Fragment, verbatim_units
-
-    turns = [
-        Turn(
-            idx=26,
-            role="user",
-            speaker="Gina",
-            text="Wow, they look great! My dancers practised every night this month.",
-        ),
-        Turn(idx=27, role="user", speaker="Jon", text="Yeah, awesome! So glad to be part of it all."),
-        Turn(idx=28, role="user", speaker="Jon", text="I finally got the lease for the studio downtown."),
-    ]
-    frag = Fragment("c1", 1, turns, "2023-01-20")
-    first, reply, lease = verbatim_units(frag, [], min_words=6, reply_words=12)
-    assert (first.evidence.start, first.fact.summary) == (26, "")  # nothing before it in the fragment
-    assert (reply.evidence.start, reply.evidence.end) == (
-        26,
-        27,
-    ) and reply.fact.text == 'Jon told Gina: "So glad to be part of it all."'
-    assert reply.fact.summary == "reply to Gina: Wow, they look great! My dancers practised every night this month."
-    assert (lease.evidence.start, lease.fact.summary) == (28, "")  # names what it is about
-    assert [(u.evidence.start, u.fact.summary) for u in verbatim_units(frag, [], min_words=6, reply_words=0)] == [
-        (26, ""),
-        (27, ""),
-        (28, ""),
-    ]  # off
-    assert verbatim_units(frag, [], min_words=6, reply_words=6)[1].evidence.start == 27  # 7 words: too long
-
-
 def test_a_joint_subject_only_one_speaker_tells_becomes_that_speaker():
     from ftamem_core.construction.extraction import Fragment, UnitOut
     from ftamem_core.construction.repairs.speaker import correct_speaker

@@ -218,13 +218,6 @@ def test_a_sentence_about_the_listener_is_second_person_without_i():
     assert not to_listener("I met John at the playground.", ["John"])
 
 
-def test_a_statement_refers_back_with_a_pronoun_or_demonstrative():
-    from ftamem_core.construction.repairs.grounding import refers_back
-
-    assert refers_back("Glad to be part of it.") and refers_back("They're so graceful!")
-    assert not refers_back("John finally got the promotion at the bank.")
-
-
 def test_what_a_turn_tells_leaves_out_what_it_says_to_the_listener():
     from ftamem_core.construction.repairs.grounding import told
 

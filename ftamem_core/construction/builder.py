@@ -398,7 +398,6 @@ class Builder:
                 finalised + carried,
                 self.settings.extraction.coverage_min_words,
                 self.settings.extraction.verbatim_within_spans,
-                self.settings.extraction.verbatim_reply_words,
             )
             if self.settings.extraction.verbatim_fallback
             else []

@@ -27,7 +27,6 @@ from .repairs.grounding import (
     carrying_turns,
     cheer,
     first_person,
-    refers_back,
     saying,
     to_listener,
 )
@@ -316,7 +315,6 @@ def verbatim_units(
     units: list[FTAUnit],
     min_words: int,
     within_spans: bool = False,
-    reply_words: int = 0,
 ) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
@@ -326,11 +324,7 @@ def verbatim_units(
     that says enough besides (a unit that describes the photo does not carry what the person said
     with it), and the words "shares a photo of" of any other, which every photo turn has. The fact
     is the turn in the third person; its time is the day it was said, or a time the turn states
-    that the resolver knows.
-
-    A statement of at most ``reply_words`` words that points back ("Glad to be part of it.";
-    setting ``verbatim_reply_words``) is a reply: its span takes in the turn before it, which its
-    summary quotes, so that it is found by what it answers."""
+    that the resolver knows."""
     anchor = session_date(fragment.session_time)
     out = []
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
@@ -350,7 +344,7 @@ def verbatim_units(
             continue
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
-        start, summary = turn.idx, ""
+        start = turn.idx
         prev = before.get(turn.idx)
         # An answer names what it answers: the question just before it, by the other person, is
         # quoted with it and in its span ("How did that feel?" - "Guilty at first. But relieved.").
@@ -361,14 +355,11 @@ def verbatim_units(
         )
         if asked:
             start = prev.idx
-        elif prev is not None and len(said.split()) <= reply_words and refers_back(said):
-            start, summary = prev.idx, f"reply to {prev.speaker or prev.role}: {clip(prev.text, 180)}"
         out.append(
             FTAUnit(
                 case_id=fragment.case_id,
                 fact=FactAnchor(
                     text=own_words(turn, said, listeners, asked, prev.speaker or prev.role if asked else ""),
-                    summary=summary,
                     content_type="general_fact",
                     participants=who,
                 ),

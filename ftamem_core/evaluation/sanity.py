@@ -55,12 +55,7 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
             units += _null_units(case_id, session, turns)
         else:
             fragment = Fragment(case_id, session.id, turns, session.time)
-            units += verbatim_units(
-                fragment,
-                [],
-                settings.extraction.coverage_min_words,
-                reply_words=settings.extraction.verbatim_reply_words,
-            )
+            units += verbatim_units(fragment, [], settings.extraction.coverage_min_words)
     if units:
         store.add_units(case_id, units, embedder.encode([retrieval_text(u) for u in units]))
     return len(units)

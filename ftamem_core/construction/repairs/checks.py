@@ -80,7 +80,6 @@ class Repairs:
                         [u for u in units if u is not unit],
                         self.settings.extraction.coverage_min_words,
                         self.settings.extraction.verbatim_within_spans,
-                        self.settings.extraction.verbatim_reply_words,
                     )
                     if v.evidence.end not in have
                 ]

@@ -65,14 +65,6 @@ def carrying_turns(text: str, turns: list, names: tuple[str, ...] | list[str] = 
     return [t for t in turns if need and len(mine & _stems(t.text, names)) >= need]
 
 
-_REFERS_BACK = re.compile(r"\b(it|this|that|these|those|they|they're|them|there)\b", re.IGNORECASE)
-
-
-def refers_back(text: str) -> bool:
-    """Whether a statement points at something it does not name ("Glad to be part of it.")."""
-    return bool(_REFERS_BACK.search(text))
-
-
 def support(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> float:
     """The share of a fact's word stems (names aside) found in its sources."""
     mine = _stems(text, names)

@@ -329,6 +329,25 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
 
 
+def test_between_peers_a_remark_that_names_no_one_and_answers_nothing_is_not_copied():
+    from ftamem_core.construction.extraction import Fragment, verbatim_units
+
+    turns = [
+        Turn(idx=0, role="user", speaker="Gina", text="I signed up for a kickboxing class at the gym near work."),
+        Turn(idx=1, role="user", speaker="Jon", text="Kickboxing is a perfect way to stay in shape and de-stress."),
+        Turn(idx=2, role="user", speaker="Gina", text="Do you do any sport these days, besides the dancing?"),
+        Turn(idx=3, role="user", speaker="Jon", text="Mostly running along the river, three mornings a week."),
+        Turn(idx=4, role="user", speaker="Gina", text="Running is a great way to clear the head after a long day."),
+        Turn(idx=5, role="user", speaker="Jon", text="We should go for a run together next weekend, by the river."),
+    ]
+    frag = Fragment("c1", 1, turns, "2023-01-20")
+    copied = [u.evidence.end for u in verbatim_units(frag, [], min_words=6, peers=True)]
+    # the remarks (1, 4) go; the speaker's own news, an answer without "I" (3) and a plan with "we" stay
+    assert copied == [0, 3, 5]
+    # not between peers (a counseling client speaks of others without "I"): every statement is kept
+    assert [u.evidence.end for u in verbatim_units(frag, [], min_words=6)] == [0, 1, 3, 4, 5]
+
+
 def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():
     from ftamem_core.construction.extraction import (
         Fragment,

@@ -398,6 +398,7 @@ class Builder:
                 finalised + carried,
                 self.settings.extraction.coverage_min_words,
                 self.settings.extraction.verbatim_within_spans,
+                self._peers,
             )
             if self.settings.extraction.verbatim_fallback
             else []

@@ -47,6 +47,7 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
         raise ValueError(f"unknown sanity memory {memory!r} (one of {', '.join(SANITY_MEMORIES)})")
     store.clear_case_memory(case_id)
     units: list[FTAUnit] = []
+    peers = not any(t.role == "assistant" for t in store.turns(case_id))
     for session in store.sessions(case_id):
         turns = store.turns(case_id, session_id=session.id)
         if not turns:
@@ -55,7 +56,7 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
             units += _null_units(case_id, session, turns)
         else:
             fragment = Fragment(case_id, session.id, turns, session.time)
-            units += verbatim_units(fragment, [], settings.extraction.coverage_min_words)
+            units += verbatim_units(fragment, [], settings.extraction.coverage_min_words, peers=peers)
     if units:
         store.add_units(case_id, units, embedder.encode([retrieval_text(u) for u in units]))
     return len(units)

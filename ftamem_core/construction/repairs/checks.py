@@ -80,6 +80,7 @@ class Repairs:
                         [u for u in units if u is not unit],
                         self.settings.extraction.coverage_min_words,
                         self.settings.extraction.verbatim_within_spans,
+                        self.peers,
                     )
                     if v.evidence.end not in have
                 ]

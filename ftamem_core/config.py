@@ -332,7 +332,8 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=False,
         description="a substantive turn no unit covers gets a unit of its own words, after the question "
-        "just before it that it answers",
+        'just before it that it answers (between peers not a remark without "I", "my" or "we" that answers '
+        "nothing)",
     )
     verbatim_within_spans: bool = setting(
         True,

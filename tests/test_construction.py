@@ -518,6 +518,34 @@ def peers_doc():
     )
 
 
+@pytest.mark.parametrize("listener", ["user", "assistant"])
+def test_between_peers_a_remark_is_not_copied_and_beside_an_assistant_it_is(store, listener):
+    lines = [
+        ("Caroline", "user", "I'm researching adoption agencies for my family this month."),
+        ("Melanie", listener, "That is a big step, and a brave one."),
+        ("Caroline", "user", "Adoption is such a beautiful way to build a loving family."),
+        ("Melanie", listener, "Thanks, I went to a support group meeting yesterday too."),
+    ]
+    doc = CaseDocument(
+        case=Case(id="c1"),
+        sessions=[
+            SessionDocument(
+                session=Session(source_id="s0", time="2023-05-08"),
+                turns=[Turn(role=r, speaker=s, text=t) for s, r, t in lines],
+            )
+        ],
+    )
+    store.ingest([doc])
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = lambda m: {
+        "memory_units": [unit("Caroline is researching adoption agencies for her family this month.", 0, 0)]
+    }
+    build(store, pipeline, settings=SETTINGS)
+    copied = sorted(u.evidence.end for u in store.units("c1") if u.origin == "copied")
+    # peers: the remark (2) goes and Melanie's news (3) stays; a counselor's turns are never copied
+    assert copied == ([3] if listener == "user" else [2])
+
+
 def peers_units(store, units, **extraction):
     """Build the peer dialogue with one scripted extraction reply and these extraction settings (no
     verbatim units, so what the reply became is all there is); the final units."""

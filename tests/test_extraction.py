@@ -333,19 +333,21 @@ def test_between_peers_a_remark_that_names_no_one_and_answers_nothing_is_not_cop
     from ftamem_core.construction.extraction import Fragment, verbatim_units
 
     turns = [
-        Turn(idx=0, role="user", speaker="Gina", text="I signed up for a kickboxing class at the gym near work."),
+        # no "I", but it may answer a question before the fragment
+        Turn(idx=0, role="user", speaker="Gina", text="Signed up for a kickboxing class at the gym near work."),
         Turn(idx=1, role="user", speaker="Jon", text="Kickboxing is a perfect way to stay in shape and de-stress."),
         Turn(idx=2, role="user", speaker="Gina", text="Do you do any sport these days, besides the dancing?"),
         Turn(idx=3, role="user", speaker="Jon", text="Mostly running along the river, three mornings a week."),
         Turn(idx=4, role="user", speaker="Gina", text="Running is a great way to clear the head after a long day."),
         Turn(idx=5, role="user", speaker="Jon", text="We should go for a run together next weekend, by the river."),
+        Turn(idx=6, role="user", speaker="Gina", text="Look at this! [shares a photo of a river path at dawn]"),
     ]
     frag = Fragment("c1", 1, turns, "2023-01-20")
     copied = [u.evidence.end for u in verbatim_units(frag, [], min_words=6, peers=True)]
-    # the remarks (1, 4) go; the speaker's own news, an answer without "I" (3) and a plan with "we" stay
-    assert copied == [0, 3, 5]
+    # the remarks (1, 4) go; an answer without "I" (3), a plan with "we" and a shared photo stay
+    assert copied == [0, 3, 5, 6]
     # not between peers (a counseling client speaks of others without "I"): every statement is kept
-    assert [u.evidence.end for u in verbatim_units(frag, [], min_words=6)] == [0, 1, 3, 4, 5]
+    assert [u.evidence.end for u in verbatim_units(frag, [], min_words=6)] == [0, 1, 3, 4, 5, 6]
 
 
 def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():

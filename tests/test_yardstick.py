@@ -101,6 +101,8 @@ def test_the_verbatim_memory_copies_substantive_turns_without_a_model(store):
                 turns=[
                     Turn(role="user", speaker="Maya", text="I started a pottery class with my sister last week."),
                     Turn(role="user", speaker="Sam", text="Hi!"),
+                    # between peers a remark that says no "I", "my" or "we" and answers nothing is not copied
+                    Turn(role="user", speaker="Sam", text="Pottery is a lovely way to unwind after a long week."),
                     Turn(role="user", speaker="Sam", text="My dog Pixie loves the new park near our house."),
                 ],
             )

@@ -272,7 +272,7 @@ class Builder:
         # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
-        self._peers = not any(t.role == "assistant" for t in turns)
+        self._peers = not any(t.role == "assistant" for t in self._case_turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.segmentation.min_forward_step):
             self._check_stop()
             self.progress(
@@ -405,7 +405,7 @@ class Builder:
         )
         extra = [with_anchors(u) for u in extra]
         if extra:
-            self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # a reply's own turn
+            self.progress(ev.VerbatimKept(turns=[u.evidence.end for u in extra]))  # an answer's own turn
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried

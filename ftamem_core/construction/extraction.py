@@ -27,6 +27,7 @@ from .repairs.grounding import (
     carrying_turns,
     cheer,
     first_person,
+    of_self,
     saying,
     to_listener,
 )
@@ -327,12 +328,12 @@ def verbatim_units(
     is the turn in the third person; its time is the day it was said, or a time the turn states
     that the resolver knows.
 
-    Between ``peers`` (no assistant), a turn that answers no question and whose words name
-    neither the speaker nor anyone of theirs ("Kickboxing is a perfect way to stay in shape and
-    de-stress.", "It's wonderful to have such a supportive family.") is a reaction to the other's
-    news, not a memory of the speaker: it is not copied (the turn channel still finds it). Read
-    blind on dev, 27 of the 30 such copies were reactions; in a counseling case the client speaks
-    of others without "I" ("She has a good support system"), so it is left to peers."""
+    Between ``peers`` (no assistant), a turn that answers no question, shares no photo and says
+    no "I", "my", "we" or "our" ("Kickboxing is a perfect way to stay in shape and de-stress.",
+    "It's wonderful to have such a supportive family.") is a reaction to the other's news, not a
+    memory of the speaker: it is not copied (the turn channel still finds it). A fragment's first
+    turn may answer a question before the fragment, so it is kept. A counseling client speaks of
+    others without "I" ("She has a good support system"), so the rule is left to peers."""
     anchor = session_date(fragment.session_time)
     out = []
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
@@ -364,7 +365,7 @@ def verbatim_units(
         )
         if asked:
             start = prev.idx
-        elif peers and not english_feelings.of_self(own_said):
+        elif peers and prev is not None and bare == turn.text.strip() and not of_self(own_said):
             continue
         out.append(
             FTAUnit(

@@ -157,11 +157,6 @@ _DASHED = re.compile(rf"{DASH_BREAK}\s*(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
 
 
-def of_self(text: str) -> bool:
-    """Whether the words name the speaker ("I", "me", "my", "we", "us", "our")."""
-    return bool(_OWN.search(text))
-
-
 # "I love helping the community": what the person loves or enjoys, in their words
 _LOVE = re.compile(
     r"\bI(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",

@@ -216,6 +216,11 @@ def unaddressed(text: str, name: str) -> str:
 _WE = re.compile(r"\b(I|I'm|I've|I'd|I'll|me|my|mine|we|we're|we've|us|our|ours)\b", re.IGNORECASE)
 
 
+def of_self(text: str) -> bool:
+    """Whether the words name their speaker or the speaker's own ("I", "my", "we", "our"...)."""
+    return bool(_WE.search(text))
+
+
 def _pair(text: str, speakers: list[str]) -> re.Match | None:
     """The match of a fact starting with two speakers joined ("John and Maria ...")."""
     names = "|".join(re.escape(s) for s in speakers if s)

@@ -333,7 +333,7 @@ class ExtractionSettings(_Phase):
         paper=False,
         description="a substantive turn no unit covers gets a unit of its own words, after the question "
         'just before it that it answers (between peers not a remark without "I", "my" or "we" that answers '
-        "nothing)",
+        "nothing and tells no time)",
     )
     verbatim_within_spans: bool = setting(
         True,

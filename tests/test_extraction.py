@@ -341,13 +341,14 @@ def test_between_peers_a_remark_that_names_no_one_and_answers_nothing_is_not_cop
         Turn(idx=4, role="user", speaker="Gina", text="Running is a great way to clear the head after a long day."),
         Turn(idx=5, role="user", speaker="Jon", text="We should go for a run together next weekend, by the river."),
         Turn(idx=6, role="user", speaker="Gina", text="Look at this! [shares a photo of a river path at dawn]"),
+        Turn(idx=7, role="user", speaker="Jon", text="The river path was packed with runners last Sunday."),
     ]
     frag = Fragment("c1", 1, turns, "2023-01-20")
     copied = [u.evidence.end for u in verbatim_units(frag, [], min_words=6, peers=True)]
-    # the remarks (1, 4) go; an answer without "I" (3), a plan with "we" and a shared photo stay
-    assert copied == [0, 3, 5, 6]
+    # the remarks (1, 4) go; an answer without "I" (3), a plan with "we", a photo and a time told stay
+    assert copied == [0, 3, 5, 6, 7]
     # not between peers (a counseling client speaks of others without "I"): every statement is kept
-    assert [u.evidence.end for u in verbatim_units(frag, [], min_words=6)] == [0, 1, 3, 4, 5, 6]
+    assert [u.evidence.end for u in verbatim_units(frag, [], min_words=6)] == [0, 1, 3, 4, 5, 6, 7]
 
 
 def test_a_copy_that_answers_a_question_quotes_it_and_takes_its_turn():

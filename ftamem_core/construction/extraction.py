@@ -328,10 +328,10 @@ def verbatim_units(
     is the turn in the third person; its time is the day it was said, or a time the turn states
     that the resolver knows.
 
-    Between ``peers`` (no assistant), a turn that answers no question, shares no photo and says
-    no "I", "my", "we" or "our" ("Kickboxing is a perfect way to stay in shape and de-stress.",
-    "It's wonderful to have such a supportive family.") is a reaction to the other's news, not a
-    memory of the speaker: it is not copied (the turn channel still finds it). A fragment's first
+    Between ``peers`` (no assistant), a turn that answers no question, shares no photo, tells no
+    time and says no "I", "my", "we" or "our" ("Kickboxing is a perfect way to stay in shape and
+    de-stress.", "It's wonderful to have such a supportive family.") is a reaction to the other's
+    news, not a memory of the speaker: it is not copied (the turn channel still finds it). A fragment's first
     turn may answer a question before the fragment, so it is kept. A counseling client speaks of
     others without "I" ("She has a good support system"), so the rule is left to peers."""
     anchor = session_date(fragment.session_time)
@@ -365,7 +365,7 @@ def verbatim_units(
         )
         if asked:
             start = prev.idx
-        elif peers and prev is not None and bare == turn.text.strip() and not of_self(own_said):
+        elif peers and prev is not None and _remark(own_said, bare != turn.text.strip(), when):
             continue
         out.append(
             FTAUnit(
@@ -389,6 +389,13 @@ def verbatim_units(
             )
         )
     return out
+
+
+def _remark(said: str, photo: bool, when: str) -> bool:
+    """Between peers, words that say no "I", "my", "we" or "our", tell no time and share no photo
+    react to the other's news ("Kickboxing is a perfect way to de-stress."); a time told is an
+    event told ("the weather was lovely at the lake on Sunday")."""
+    return not photo and when == "unknown" and not of_self(said)
 
 
 def own_words(turn: Turn, said: str, listeners: list[str] = (), asked: str = "", asker: str = "") -> str:

@@ -332,8 +332,8 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=False,
         description="a substantive turn no unit covers gets a unit of its own words, after the question "
-        'just before it that it answers (between peers not a remark without "I", "my" or "we" that answers '
-        "nothing and tells no time)",
+        'just before it that it answers (between peers not a remark that says no "I", "my", "we" or "our", '
+        "answers nothing, tells no time and shares no photo)",
     )
     verbatim_within_spans: bool = setting(
         True,

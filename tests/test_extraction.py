@@ -329,7 +329,7 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
     assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
 
 
-def test_between_peers_a_remark_that_names_no_one_and_answers_nothing_is_not_copied():
+def test_between_peers_a_remark_without_i_or_we_that_answers_nothing_is_not_copied():
     from ftamem_core.construction.extraction import Fragment, verbatim_units
 
     turns = [

@@ -155,8 +155,6 @@ _APPRAISAL = re.compile(
 # week - so exciting!")
 _DASHED = re.compile(rf"{DASH_BREAK}\s*(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
-
-
 # "I love helping the community": what the person loves or enjoys, in their words
 _LOVE = re.compile(
     r"\bI(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",

@@ -379,14 +379,6 @@ class RetrievalSettings(_Phase):
     top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
     top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
     link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
-    # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
-    score_all_below: int = setting(
-        20_000,
-        ge=0,
-        paper=1_000_000_000,
-        description="a case of fewer units is scored whole; a larger one scores its `candidate_pool` best FAISS hits",
-    )
-    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case (at least K)")
     auxiliary_limit: int = setting(
         6, ge=0, description="semantic / support-experience notes in a packet, most relevant first"
     )
@@ -606,6 +598,10 @@ REMOVED: dict[FieldPath, str] = {
         "extraction",
         "verbatim_reply_words",
     ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
+    ("retrieval", "score_all_below"): "removed: every case is ranked as if all its units were scored (the paper's "
+    "Eq. 9), by a bound that stops scoring where no further unit can be kept",
+    ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant that "
+    "changes no ranking",
 }
 
 

@@ -322,15 +322,45 @@ def test_ablations_in_the_settings_act_without_a_preset(memory):
     assert trace.settings["ablations"] == {"no_rewrite": True, "no_links": True}
 
 
-def test_every_unit_is_scored_in_a_small_case_and_a_pool_in_a_large_one(memory):
+def test_a_unit_beyond_the_first_hits_is_scored_while_its_cues_could_still_win(memory):
     store, ids = memory
     cues = Cues(people=["Lena"], content_types=["relationship_event"])
     query = EMB.encode(["blackout curtains"])[0]
-    kw = dict(k=1, tau=0.0, lam=0.3, pool=1, ablations=FULL)
-    pooled = score_candidates(store, "c1", query, cues, score_all_below=0, **kw)
-    assert len(pooled.ids) == 1 and pooled.kept_ids() != [ids["lena"]]  # the pool holds the embedding top 1
-    whole = score_candidates(store, "c1", query, cues, score_all_below=100, **kw)
-    assert len(whole.ids) == 6 and whole.kept_ids() == [ids["lena"]]  # Eq. 9 over the memory: cues win
+    scored = score_candidates(store, "c1", query, cues, k=1, tau=0.0, lam=0.3, pool=1, ablations=FULL)
+    # the embedding's top hit is another unit; Eq. 9 over the whole memory: the cues win
+    assert scored.kept_ids() == [ids["lena"]] and len(scored.ids) > 1
+
+
+def test_ranking_is_what_scoring_every_unit_gives_and_scores_fewer_in_a_large_case(store):
+    """The bound that stops scoring (c is at most 1) never changes which units are kept or their
+    order: random cases, cues, K, tau and lambda against scoring all units at once."""
+    from ftamem_core.storage.synthetic import NAMES, fill, synthetic_vectors
+    from ftamem_core.storage.vectors import DIM, normalise
+
+    rng = np.random.default_rng(7)
+    centres = normalise(rng.normal(size=(40, DIM)).astype(np.float32))
+    fill(store, "big", 3000, rng, centres)
+    pruned = []
+    for trial in range(60):
+        query = synthetic_vectors(1, rng, centres)[0]
+        cues = Cues(
+            people=list(rng.choice(NAMES, size=int(rng.integers(0, 3)), replace=False)),
+            content_types=["event"] if trial % 2 else [],
+        )
+        kw = dict(
+            k=int(rng.choice([1, 5, 25])),
+            tau=float(rng.choice([0.0, 0.35, 0.6])),
+            lam=float(rng.choice([0.8, 0.5, 1.0])),
+            ablations=FULL,
+        )
+        bounded = score_candidates(store, "big", query, cues, pool=10, **kw)
+        every = score_candidates(store, "big", query, cues, pool=3000, **kw)
+        assert len(every.ids) == 3000
+        assert bounded.kept_ids() == every.kept_ids()
+        by_id = dict(zip(every.ids.tolist(), every.score.tolist()))
+        assert all(abs(by_id[int(i)] - r) < 1e-9 for i, r in zip(bounded.ids, bounded.score))
+        pruned.append(len(bounded.ids) < 3000)
+    assert sum(pruned) >= 30  # mostly far fewer than all are scored
 
 
 def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory):
@@ -342,7 +372,7 @@ def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory
         EMB.encode(["Maya may see a sleep doctor"]),
     )
     query = EMB.encode(["sleep doctor"])[0]
-    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL)
     assert pid in score_candidates(store, "c1", query, Cues(), open_partials=True, **kw).kept_ids()
     closed = score_candidates(store, "c1", query, Cues(), open_partials=False, **kw)
     assert pid not in closed.kept_ids() and row(closed, pid)["reason"] == "partial unit"
@@ -500,7 +530,7 @@ def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
 def test_r_is_the_papers_mix_of_s_emb_and_the_cue_score(memory):
     store, ids = memory
     query = EMB.encode(["night shifts"])[0]
-    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL)
     scored = score_candidates(store, "c1", query, Cues(people=["Lena"]), **kw)
     rows = scored.rows()
     assert {"id", "s_emb", "cue", "R", "kept", "reason"} <= rows[0].keys() and "s_src" not in rows[0]

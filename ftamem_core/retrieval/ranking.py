@@ -130,6 +130,10 @@ class Scored:
         return out
 
 
+# FAISS hits scored first; more are fetched only while one not yet scored could still be kept
+FIRST_POOL = 100
+
+
 def score_candidates(
     store: Store,
     case_id: str,
@@ -139,21 +143,39 @@ def score_candidates(
     k: int,
     tau: float,
     lam: float,
-    pool: int,
     ablations: Ablations,
-    score_all_below: int = 0,
+    pool: int = FIRST_POOL,
     open_partials: bool = True,
     archived: bool = False,
 ) -> Scored:
-    """Eq. 8 and 9 over the case's units: all of them when the case holds at most
-    ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
-    the end of the built case) is kept only with ``open_partials``, an archived one only with
-    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for)."""
+    """Eq. 8 and 9 over the case's units, kept as if every unit were scored (the paper ranks them
+    all), without scoring them all: FAISS returns units by s_emb, and c is at most 1, so a unit
+    below the ``pool`` best hits has R at most lambda * (their lowest s_emb) + (1 - lambda). Once
+    that bound is under tau, or not above the K-th kept R, no further unit can be kept; else four
+    times as many hits are scored. A partial unit (still open at the end of the built case) is kept
+    only with ``open_partials``, an archived one only with ``archived`` (a counselor archived it:
+    it no longer shapes answers unless asked for)."""
     index = store.index(case_id)
     if index.ntotal == 0:
         empty = np.zeros(0)
         return Scored(empty.astype(np.int64), empty, empty, empty, kept=empty.astype(bool))
-    sims, ids = index.search(query_vector, index.ntotal if index.ntotal <= score_all_below else max(pool, k))
+    lam = 1.0 if ablations.plain_embedding else lam
+    take = min(index.ntotal, max(pool, k))
+    while True:
+        scored = _scored(store, case_id, index.search(query_vector, take), cues, k, tau, lam, ablations, open_partials, archived)
+        if take >= index.ntotal or len(scored.ids) < take:
+            return scored
+        cue_max = 1.0 if scored.components else 0.0
+        unseen = lam * float(scored.s_emb.min()) + (1.0 - lam) * cue_max
+        kept = scored.score[scored.kept]
+        if unseen < tau or (len(kept) >= k and unseen <= kept.min()):
+            return scored
+        take = min(index.ntotal, take * 4)
+
+
+def _scored(store, case_id, hits, cues: Cues, k, tau, lam, ablations, open_partials, archived) -> Scored:
+    """R for the hits ``(sims, ids)`` and which of them are kept, best first up to K."""
+    sims, ids = hits
     mask = ids >= 0
     sims, ids = sims[mask].astype(np.float64), ids[mask]
     rows = store.unit_score_rows(case_id, ids.tolist())
@@ -177,7 +199,6 @@ def score_candidates(
         components["affect"] = _any_term(text, cues.affect_terms)
     cue = np.mean(np.vstack(list(components.values())), axis=0) if components else np.zeros(len(ids))
     scored = Scored(ids.astype(np.int64), sims, cue, np.zeros(0), components)
-    lam = 1.0 if ablations.plain_embedding else lam
     score = lam * sims + (1.0 - lam) * cue
     order = np.argsort(-score, kind="stable")
     kept = np.zeros(len(ids), dtype=bool)

@@ -136,9 +136,7 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
     store.add_links("c1", [Link(source=c, target=a, relation="updates")])
     edit_unit(store, None, "c1", b, {"disputed": True}, 1, "Dr. Lee", "not what she said")
     edit_unit(store, None, "c1", c, {"disputed": True}, 1, "Dr. Lee", "not what she said")
-    scored = score_candidates(
-        store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations()
-    )
+    scored = score_candidates(store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations())
     kept = {int(i) for i, k in zip(scored.ids, scored.kept) if k}
     assert kept == {a} and scored.reasons[list(scored.ids).index(b)] == "disputed"
     assert expand(store, "c1", [a], 1) == []  # its disputed neighbour is not added either

@@ -162,7 +162,9 @@ def score_candidates(
     lam = 1.0 if ablations.plain_embedding else lam
     take = min(index.ntotal, max(pool, k))
     while True:
-        scored = _scored(store, case_id, index.search(query_vector, take), cues, k, tau, lam, ablations, open_partials, archived)
+        scored = _scored(
+            store, case_id, index.search(query_vector, take), cues, k, tau, lam, ablations, open_partials, archived
+        )
         if take >= index.ntotal or len(scored.ids) < take:
             return scored
         cue_max = 1.0 if scored.components else 0.0

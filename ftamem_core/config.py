@@ -234,21 +234,13 @@ class ExtractionSettings(_Phase):
         build=True,
         description="the longest fact (characters) the extraction schema lets the model write",
     )
-    min_unit_words: int = setting(
-        25,
-        ge=0,
-        build=True,
-        paper=0,
-        description="a fragment with at least this many words must yield a unit (0: the model may return none)",
-    )
     turns_per_unit: int = setting(
         3,
         ge=0,
         build=True,
         paper=0,
-        description="such a fragment yields at least one "
-        "unit per this many of the person's turns of `coverage_min_words` or more "
-        "(0: at least one in all)",
+        description="a fragment yields at least one unit per this many of the person's turns of "
+        "`coverage_min_words` or more, and one if there is any (0: the model may return none)",
     )
     coverage_min_words: int = setting(
         6,
@@ -598,6 +590,8 @@ REMOVED: dict[FieldPath, str] = {
         "extraction",
         "verbatim_reply_words",
     ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
+    ("extraction", "min_unit_words"): "removed: merged into turns_per_unit (a fragment where the person says "
+    "a substantive turn yields a unit); on dev and test no fragment's least number of units changed",
     ("retrieval", "score_all_below"): "removed: every case is ranked as if all its units were scored (the paper's "
     "Eq. 9), by a bound that stops scoring where no further unit can be kept",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant that "

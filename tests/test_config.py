@@ -354,7 +354,6 @@ def test_the_eval_cache_key_moves_with_build_settings_only(tmp_path):
 # docs/method.md, "Beyond the paper": the settings whose default departs from the paper's method.
 BEYOND_THE_PAPER = {
     "segmentation.min_fragment_turns",
-    "extraction.min_unit_words",
     "extraction.turns_per_unit",
     "extraction.speaker_check",
     "extraction.ground_facts",

@@ -349,7 +349,6 @@ class Builder:
             keys,
             min_units(
                 fragment.turns,
-                self.settings.extraction.min_unit_words,
                 self.settings.extraction.coverage_min_words,
                 self.settings.extraction.turns_per_unit,
             ),

@@ -106,18 +106,12 @@ def reply_model(
     return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
 
-def substantive(turns: list[Turn], min_words: int) -> bool:
-    """Enough words to hold a memory (filler-only fragments may yield no unit)."""
-    return min_words > 0 and sum(len(t.text.split()) for t in turns) >= min_words
-
-
-def min_units(turns: list[Turn], min_words: int, turn_words: int, turns_per_unit: int) -> int:
-    """The fewest units a fragment's reply may hold: none for filler; else one, and one per
-    ``turns_per_unit`` of the person's turns of at least ``turn_words`` words (0: just one)."""
-    if not substantive(turns, min_words):
-        return 0
+def min_units(turns: list[Turn], turn_words: int, turns_per_unit: int) -> int:
+    """The fewest units a fragment's reply may hold: one per ``turns_per_unit`` of the person's
+    turns of at least ``turn_words`` words, and one if there is any; none where the person says only
+    filler ("yes", "I guess so"), and none at all with 0 (the paper: the model may return none)."""
     said = sum(1 for t in turns if t.role != "assistant" and len(t.text.split()) >= turn_words)
-    return max(1, said // turns_per_unit) if turns_per_unit else 1
+    return max(1, said // turns_per_unit) if turns_per_unit and said else 0
 
 
 @dataclass

@@ -533,6 +533,12 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 # Uncovered turns ---------------------------------------------------------------------------
 
 
+def between_peers(turns: list[Turn]) -> bool:
+    """A dialogue between people with no assistant (LoCoMo's friends), where what one says to
+    the other is often a reaction, not their own news (``verbatim_units``)."""
+    return not any(t.role == "assistant" for t in turns)
+
+
 def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
     """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
     evidence span covers, a partial unit's too: the verbatim fallback does not repeat what a

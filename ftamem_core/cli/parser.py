@@ -196,6 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: setting evaluation.eval_workers; the embedded model: 1)",
     )
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
+    c.add_argument("--record", help="keep every model reply of the run in this JSON Lines file")
+    c.add_argument(
+        "--replay",
+        help="a --record file of another run: its rewrite and answer replies serve identical "
+        "requests, the rest is asked of the model (a variant's run answers only what changed)",
+    )
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c = command("density", "annotate every turn's information density with the LLM (resumable), per dialogue")
     c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)

@@ -240,7 +240,8 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=0,
         description="a fragment yields at least one unit per this many of the person's turns of "
-        "`coverage_min_words` or more, and one if there is any (0: the model may return none)",
+        "`coverage_min_words` or more, and one where the person says that many words in all (0: the model "
+        "may return none)",
     )
     coverage_min_words: int = setting(
         6,
@@ -591,11 +592,11 @@ REMOVED: dict[FieldPath, str] = {
         "verbatim_reply_words",
     ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
     ("extraction", "min_unit_words"): "removed: merged into turns_per_unit (a fragment where the person says "
-    "a substantive turn yields a unit); on dev and test no fragment's least number of units changed",
-    ("retrieval", "score_all_below"): "removed: every case is ranked as if all its units were scored (the paper's "
-    "Eq. 9), by a bound that stops scoring where no further unit can be kept",
-    ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant that "
-    "changes no ranking",
+    "coverage_min_words words yields a unit); on dev and test no fragment's least number of units changed",
+    ("retrieval", "score_all_below"): "removed: a case is ranked as if all its units were scored (the paper's "
+    "Eq. 9), by a bound that stops scoring where no further unit can be kept (exact with a flat index)",
+    ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
+    "more are scored while an unscored unit could still be kept",
 }
 
 

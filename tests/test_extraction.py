@@ -438,8 +438,12 @@ def test_min_units_grows_with_the_persons_substantive_turns():
     assert min_units(turns[:1], 6, 3) == 1  # one is enough for a unit
     assert min_units(turns, 6, 0) == 0  # the paper: the model may return none
     assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 6, 3) == 4
-    # the person says only filler, however long the listener's turns: the model may return none
-    filler = [t if t.role == "assistant" else t.model_copy(update={"text": "I guess so"}) for t in turns]
+    # short turns that say something together: one unit
+    short = [t if t.role == "assistant" else t.model_copy(update={"text": "My mom died."}) for t in turns]
+    assert min_units(short, 6, 3) == 1
+    # fewer words of the person in all, however long the listener's turns: the model may return none
+    filler = [t if t.role == "assistant" else t.model_copy(update={"text": ""}) for t in turns]
+    filler[0] = filler[0].model_copy(update={"text": "yes okay"})
     assert min_units(filler, 6, 3) == 0
 
 

@@ -108,10 +108,13 @@ def reply_model(
 
 def min_units(turns: list[Turn], turn_words: int, turns_per_unit: int) -> int:
     """The fewest units a fragment's reply may hold: one per ``turns_per_unit`` of the person's
-    turns of at least ``turn_words`` words, and one if there is any; none where the person says only
-    filler ("yes", "I guess so"), and none at all with 0 (the paper: the model may return none)."""
-    said = sum(1 for t in turns if t.role != "assistant" and len(t.text.split()) >= turn_words)
-    return max(1, said // turns_per_unit) if turns_per_unit and said else 0
+    turns of at least ``turn_words`` words, and one where the person says that many words in all
+    ("I'm distraught", "my girlfriend has left me"); none where they say fewer ("yes", "okay"),
+    and none at all with 0 (the paper: the model may return none)."""
+    own = [t for t in turns if t.role != "assistant"]
+    if not turns_per_unit or sum(len(t.text.split()) for t in own) < turn_words:
+        return 0
+    return max(1, sum(1 for t in own if len(t.text.split()) >= turn_words) // turns_per_unit)
 
 
 @dataclass
@@ -535,7 +538,7 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 def between_peers(turns: list[Turn]) -> bool:
     """A dialogue between people with no assistant (LoCoMo's friends), where what one says to
-    the other is often a reaction, not their own news (``verbatim_units``)."""
+    the other is often a reaction, not their own news (``verbatim_units``, ``told_share``)."""
     return not any(t.role == "assistant" for t in turns)
 
 

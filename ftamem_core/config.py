@@ -234,21 +234,14 @@ class ExtractionSettings(_Phase):
         build=True,
         description="the longest fact (characters) the extraction schema lets the model write",
     )
-    min_unit_words: int = setting(
-        25,
-        ge=0,
-        build=True,
-        paper=0,
-        description="a fragment with at least this many words must yield a unit (0: the model may return none)",
-    )
     turns_per_unit: int = setting(
         3,
         ge=0,
         build=True,
         paper=0,
-        description="such a fragment yields at least one "
-        "unit per this many of the person's turns of `coverage_min_words` or more "
-        "(0: at least one in all)",
+        description="a fragment yields at least one unit per this many of the person's turns of "
+        "`coverage_min_words` or more, and one where the person says that many words in all (0: the model "
+        "may return none)",
     )
     coverage_min_words: int = setting(
         6,
@@ -379,14 +372,6 @@ class RetrievalSettings(_Phase):
     top_k: int = setting(10, ge=1, description="K for ES-MemEval and any other case (the paper's later analyses)")
     top_k_locomo: int = setting(25, ge=1, description="K for LoCoMo cases (source_format `locomo`)")
     link_expansion: int = setting(1, ge=0, description="B: linked neighbours per retrieved unit")
-    # The paper ranks every unit (Eq. 9); a large case scores the best FAISS hits to stay fast.
-    score_all_below: int = setting(
-        20_000,
-        ge=0,
-        paper=1_000_000_000,
-        description="a case of fewer units is scored whole; a larger one scores its `candidate_pool` best FAISS hits",
-    )
-    candidate_pool: int = setting(100, ge=1, description="FAISS hits scored per question in a large case (at least K)")
     auxiliary_limit: int = setting(
         6, ge=0, description="semantic / support-experience notes in a packet, most relevant first"
     )
@@ -606,6 +591,12 @@ REMOVED: dict[FieldPath, str] = {
         "extraction",
         "verbatim_reply_words",
     ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
+    ("extraction", "min_unit_words"): "removed: merged into turns_per_unit (a fragment where the person says "
+    "coverage_min_words words yields a unit); on dev and test no fragment's least number of units changed",
+    ("retrieval", "score_all_below"): "removed: a case is ranked as if all its units were scored (the paper's "
+    "Eq. 9), by a bound that stops scoring where no further unit can be kept (exact with a flat index)",
+    ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
+    "more are scored while an unscored unit could still be kept",
 }
 
 

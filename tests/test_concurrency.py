@@ -58,9 +58,7 @@ def test_a_build_thread_and_edits_deletes_and_searches_do_not_deadlock(tmp_path)
                 deletes += 1
             except NotFound:
                 pass
-        score_candidates(
-            store, "c1", query, Cues(), k=5, tau=0.0, lam=0.8, pool=20, ablations=Ablations(), score_all_below=1000
-        )
+        score_candidates(store, "c1", query, Cues(), k=5, tau=0.0, lam=0.8, pool=20, ablations=Ablations())
         searches += 1
         builder.join(timeout=0.05)
         assert searches < 20_000, "the build did not finish"

@@ -354,7 +354,6 @@ def test_the_eval_cache_key_moves_with_build_settings_only(tmp_path):
 # docs/method.md, "Beyond the paper": the settings whose default departs from the paper's method.
 BEYOND_THE_PAPER = {
     "segmentation.min_fragment_turns",
-    "extraction.min_unit_words",
     "extraction.turns_per_unit",
     "extraction.speaker_check",
     "extraction.ground_facts",
@@ -369,7 +368,6 @@ BEYOND_THE_PAPER = {
     "linking.link_per_fragment",
     "retrieval.packet_token_budget",
     "retrieval.turn_channel",
-    "retrieval.score_all_below",
 }
 
 
@@ -386,10 +384,10 @@ def test_the_paper_profile_differs_from_the_defaults_exactly_in_the_settings_bey
         paper.retrieval.link_expansion,
         paper.segmentation.segmentation,
     ) == (20, 0.35, 0.8, 1, "bws")
-    on = BEYOND_THE_PAPER - {"retrieval.score_all_below", "segmentation.min_fragment_turns"}
+    on = BEYOND_THE_PAPER - {"segmentation.min_fragment_turns"}
     assert not any(value_at(paper, tuple(name.split("."))) for name in on)
-    # fragments as detected, every unit scored
-    assert paper.segmentation.min_fragment_turns == 1 and paper.retrieval.score_all_below >= 10**9
+    # fragments as detected
+    assert paper.segmentation.min_fragment_turns == 1
     # each is explained where the method is written down (by its bare name)
     from pathlib import Path
 

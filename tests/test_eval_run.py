@@ -185,6 +185,39 @@ def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
     assert "segmentation" in third  # another run folder has its own cache unless --cache is shared
 
 
+def test_a_recorded_run_answers_a_variants_unchanged_questions_without_the_model(tmp_path):
+    cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["fta"], cases=["conv-26"], sessions=1)
+    cache, record = str(tmp_path / "cache"), tmp_path / "first.jsonl"
+    first = EvalPipeline()
+    run(
+        EvalConfig(**cfg, out=str(tmp_path / "a"), cache_dir=cache, questions=2, record=str(record)),
+        SETTINGS,
+        factory(first, []),
+        HashEmbedder(),
+        progress=False,
+    )
+    assert first.answers == 2 and {json.loads(line)["stage"] for line in record.read_text().splitlines()} >= {
+        "rewrite",
+        "answer",
+    }
+    again = EvalPipeline()  # one more question: only it is asked of the model
+    run(
+        EvalConfig(**cfg, out=str(tmp_path / "b"), cache_dir=cache, questions=3, replay=str(record)),
+        SETTINGS,
+        factory(again, []),
+        HashEmbedder(),
+        progress=False,
+    )
+    assert again.answers == 1
+    served = json.loads((tmp_path / "b" / "served.json").read_text())["served"]
+    assert served["answer"] == {"live": 1, "replayed": 2} and served["rewrite"] == {"live": 1, "replayed": 2}
+    rows = {
+        name: {r["qid"]: r["prediction"] for r in map(json.loads, (tmp_path / name / "questions.jsonl").open())}
+        for name in "ab"
+    }
+    assert rows["a"].items() <= rows["b"].items() and len(rows["b"]) == 3
+
+
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
     out = tmp_path / "run"
     cfg = dict(
@@ -256,6 +289,13 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     assert main(["score", "locomo", str(tmp_path / "run" / "questions.jsonl"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)
     assert any((tmp_path / "eval-runs" / "cache").glob("*.db"))  # builds kept for every run, in eval_dir
+    record = str(tmp_path / "replies.jsonl")
+    first = [a if a != str(tmp_path / "run") else str(tmp_path / "rec") for a in base]
+    assert main(first + ["--method", "question-only", "--record", record]) == 0
+    assert "model calls: answer 2 live" in capsys.readouterr().out
+    again = [a if a != str(tmp_path / "run") else str(tmp_path / "rep") for a in base]
+    assert main(again + ["--method", "question-only", "--replay", record]) == 0
+    assert "model calls: answer 2 replayed" in capsys.readouterr().out
     no_out = [a for a in base if a not in ("--out", str(tmp_path / "run"))]
     assert main(no_out + ["--method", "question-only"]) == 0
     (run_dir,) = [p for p in (tmp_path / "eval-runs").iterdir() if p.name != "cache"]

@@ -434,10 +434,17 @@ def test_min_units_grows_with_the_persons_substantive_turns():
 
     long = "I went to the clinic about my sleep and they changed my medication dose"
     turns = [Turn(idx=i, role="user" if i % 2 == 0 else "assistant", speaker="A", text=long) for i in range(12)]
-    assert min_units(turns, 25, 6, 3) == 2  # six of the person's turns
-    assert min_units(turns, 25, 6, 0) == 1
-    assert min_units(turns[:1], 25, 6, 3) == 0  # under 25 words: filler may yield nothing
-    assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 25, 6, 3) == 4
+    assert min_units(turns, 6, 3) == 2  # six of the person's turns
+    assert min_units(turns[:1], 6, 3) == 1  # one is enough for a unit
+    assert min_units(turns, 6, 0) == 0  # the paper: the model may return none
+    assert min_units([t.model_copy(update={"role": "user"}) for t in turns], 6, 3) == 4
+    # short turns that say something together: one unit
+    short = [t if t.role == "assistant" else t.model_copy(update={"text": "My mom died."}) for t in turns]
+    assert min_units(short, 6, 3) == 1
+    # fewer words of the person in all, however long the listener's turns: the model may return none
+    filler = [t if t.role == "assistant" else t.model_copy(update={"text": ""}) for t in turns]
+    filler[0] = filler[0].model_copy(update={"text": "yes okay"})
+    assert min_units(filler, 6, 3) == 0
 
 
 def test_the_speaker_check_judges_a_later_sentence_alone():

@@ -136,9 +136,7 @@ def test_a_disputed_unit_never_reaches_retrieval_or_a_packet(store):
     store.add_links("c1", [Link(source=c, target=a, relation="updates")])
     edit_unit(store, None, "c1", b, {"disputed": True}, 1, "Dr. Lee", "not what she said")
     edit_unit(store, None, "c1", c, {"disputed": True}, 1, "Dr. Lee", "not what she said")
-    scored = score_candidates(
-        store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations(), score_all_below=100
-    )
+    scored = score_candidates(store, "c1", vectors[1], Cues(), k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations())
     kept = {int(i) for i, k in zip(scored.ids, scored.kept) if k}
     assert kept == {a} and scored.reasons[list(scored.ids).index(b)] == "disputed"
     assert expand(store, "c1", [a], 1) == []  # its disputed neighbour is not added either
@@ -157,7 +155,7 @@ def test_an_archived_unit_leaves_retrieval_and_packets_unless_asked_for(store):
     store.add_links("c1", [Link(source=c, target=a, relation="updates")])
     for uid in (b, c):
         edit_unit(store, None, "c1", uid, {"lifecycle_status": "archived"}, 1, "Dr. Lee", "no longer current")
-    args = dict(k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations(), score_all_below=100)
+    args = dict(k=10, tau=-1.0, lam=0.8, pool=10, ablations=Ablations())
     scored = score_candidates(store, "c1", vectors[1], Cues(), **args)
     assert {int(i) for i, k in zip(scored.ids, scored.kept) if k} == {a}
     assert scored.reasons[list(scored.ids).index(b)] == "archived"

@@ -322,15 +322,66 @@ def test_ablations_in_the_settings_act_without_a_preset(memory):
     assert trace.settings["ablations"] == {"no_rewrite": True, "no_links": True}
 
 
-def test_every_unit_is_scored_in_a_small_case_and_a_pool_in_a_large_one(memory):
+def test_a_unit_beyond_the_first_hits_is_scored_while_its_cues_could_still_win(memory):
     store, ids = memory
     cues = Cues(people=["Lena"], content_types=["relationship_event"])
     query = EMB.encode(["blackout curtains"])[0]
-    kw = dict(k=1, tau=0.0, lam=0.3, pool=1, ablations=FULL)
-    pooled = score_candidates(store, "c1", query, cues, score_all_below=0, **kw)
-    assert len(pooled.ids) == 1 and pooled.kept_ids() != [ids["lena"]]  # the pool holds the embedding top 1
-    whole = score_candidates(store, "c1", query, cues, score_all_below=100, **kw)
-    assert len(whole.ids) == 6 and whole.kept_ids() == [ids["lena"]]  # Eq. 9 over the memory: cues win
+    scored = score_candidates(store, "c1", query, cues, k=1, tau=0.0, lam=0.3, pool=1, ablations=FULL)
+    # the embedding's top hit is another unit; Eq. 9 over the whole memory: the cues win
+    assert scored.kept_ids() == [ids["lena"]] and len(scored.ids) > 1
+
+
+def test_ranking_is_what_scoring_every_unit_gives_and_scores_fewer_in_a_large_case(store):
+    """The bound that stops scoring (c is at most 1) never changes which units are kept or their
+    order: random cases, cues, K, tau, lambda and units left out (disputed, archived, open)
+    against scoring all units at once."""
+    from ftamem_core.storage.synthetic import NAMES, fill, synthetic_vectors
+    from ftamem_core.storage.vectors import DIM, normalise
+
+    rng = np.random.default_rng(7)
+    centres = normalise(rng.normal(size=(40, DIM)).astype(np.float32))
+    fill(store, "big", 3000, rng, centres)
+    with store.transaction() as conn:  # some units a person disputed or archived, some left open
+        conn.execute("UPDATE units SET disputed = 1 WHERE id % 3 = 0")
+        conn.execute("UPDATE units SET lifecycle_status = 'archived' WHERE id % 5 = 0")
+        conn.execute("UPDATE units SET construction_status = 'partial' WHERE id % 7 = 0")
+    pruned = []
+    for trial in range(80):
+        query = synthetic_vectors(1, rng, centres)[0]
+        cues = Cues(
+            people=list(rng.choice(NAMES, size=int(rng.integers(0, 3)), replace=False)),
+            content_types=["event"] if trial % 2 else [],
+            times=["2023-05"] if trial % 3 == 0 else [],
+            affect_terms=["tired"] if trial % 4 == 0 else [],
+        )
+        kw = dict(
+            k=int(rng.choice([1, 5, 25])),
+            tau=float(rng.choice([-1.0, 0.0, 0.35, 0.6])),
+            lam=float(rng.choice([0.8, 0.5, 1.0, 0.0])),
+            ablations=Ablations(plain_embedding=bool(trial % 5 == 0)),
+            open_partials=bool(trial % 2),
+            archived=bool(trial % 3 == 1),
+        )
+        bounded = score_candidates(store, "big", query, cues, pool=10, **kw)
+        every = score_candidates(store, "big", query, cues, pool=3000, **kw)
+        assert len(every.ids) == 3000
+        assert bounded.kept_ids() == every.kept_ids()
+        by_id = dict(zip(every.ids.tolist(), every.score.tolist()))
+        assert all(abs(by_id[int(i)] - r) < 1e-9 for i, r in zip(bounded.ids, bounded.score))
+        pruned.append(len(bounded.ids) < 3000)
+    assert sum(pruned) >= 30  # mostly far fewer than all are scored
+    # K of 0 keeps nothing (and does not fail on the empty kept set)
+    assert score_candidates(store, "big", query, cues, pool=10, **{**kw, "k": 0}).kept_ids() == []
+
+
+def test_units_tied_on_r_and_s_emb_are_kept_by_id_however_many_hits_were_scored(store):
+    """Identical vectors come back from FAISS in no fixed order; the kept ones do not depend on it."""
+    store.ingest([make_doc("c1")])
+    vector = EMB.encode(["the same words"])[0]
+    ids = store.add_units("c1", [make_unit("c1", f"the same words {i}") for i in range(30)], np.stack([vector] * 30))
+    kw = dict(k=5, tau=0.0, lam=0.8, ablations=FULL)
+    for pool in (1, 7, 30):
+        assert score_candidates(store, "c1", vector, Cues(), pool=pool, **kw).kept_ids() == sorted(ids)[:5]
 
 
 def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory):
@@ -342,7 +393,7 @@ def test_open_partial_units_are_retrieved_flagged_only_with_their_setting(memory
         EMB.encode(["Maya may see a sleep doctor"]),
     )
     query = EMB.encode(["sleep doctor"])[0]
-    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL)
     assert pid in score_candidates(store, "c1", query, Cues(), open_partials=True, **kw).kept_ids()
     closed = score_candidates(store, "c1", query, Cues(), open_partials=False, **kw)
     assert pid not in closed.kept_ids() and row(closed, pid)["reason"] == "partial unit"
@@ -500,7 +551,7 @@ def test_auxiliary_memory_is_chosen_by_relevance_to_the_query(memory):
 def test_r_is_the_papers_mix_of_s_emb_and_the_cue_score(memory):
     store, ids = memory
     query = EMB.encode(["night shifts"])[0]
-    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL, score_all_below=100)
+    kw = dict(k=10, tau=0.0, lam=0.8, pool=50, ablations=FULL)
     scored = score_candidates(store, "c1", query, Cues(people=["Lena"]), **kw)
     rows = scored.rows()
     assert {"id", "s_emb", "cue", "R", "kept", "reason"} <= rows[0].keys() and "s_src" not in rows[0]

@@ -138,7 +138,7 @@ def test_item3_a_build_of_hostile_turns_takes_seconds():
         store,
         pipeline.llm(),
         HashEmbedder(),
-        load_settings(environ={}, segmentation={"min_fragment_turns": 1}, extraction={"min_unit_words": 0}),
+        load_settings(environ={}, segmentation={"min_fragment_turns": 1}, extraction={"turns_per_unit": 0}),
     ).build("c1")
     assert report.status == "done" and report.units >= 1
     assert time.perf_counter() - started < 30  # the old caption regex alone took minutes here

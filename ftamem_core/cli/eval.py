@@ -39,6 +39,8 @@ def cmd_eval(args, settings: Settings):
         workers=args.workers or settings.evaluation.eval_workers,
         judge=args.judge,
         categories=args.categories,
+        record=args.record,
+        replay=args.replay,
     )
     from ..evaluation.run import select_documents
 
@@ -50,7 +52,13 @@ def cmd_eval(args, settings: Settings):
         Embedder.from_settings(settings),
         progress=not args.quiet,
     )
-    return summary, (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
+    text = (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
+    if (Path(out) / "served.json").exists():
+        served = json.loads((Path(out) / "served.json").read_text(encoding="utf-8"))["served"]
+        text += "\nmodel calls: " + "; ".join(
+            f"{stage} " + ", ".join(f"{n} {how}" for how, n in hows.items()) for stage, hows in served.items()
+        )
+    return summary, text
 
 
 def cmd_density(args, settings: Settings):

@@ -18,6 +18,17 @@ def set_option(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def positive(text: str) -> int:
+    """A whole number of at least 1 (K: no unit can be kept with 0)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ftamem", description="FTA-Mem: Fact-Time-Affect memory for long-term dialogue")
     p.add_argument("--db", help="SQLite database (default: setting storage.db_path)")
@@ -125,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("case")
     c.add_argument("question")
     c.add_argument(
-        "--k", type=int, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)"
+        "--k", type=positive, help="units to keep (default: the case's dataset: top_k_locomo for LoCoMo, else top_k)"
     )
     c.add_argument(
         "--preset",
@@ -184,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--questions", type=int, help="the first N of those questions per case")
     c.add_argument("--categories", nargs="+", help="LoCoMo category ids to ask (default: all)")
-    c.add_argument("--k", type=int, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
+    c.add_argument("--k", type=positive, help="K for every method (default: the case's dataset: 25 LoCoMo, 10 else)")
     c.add_argument(
         "--out", help="the run folder; a rerun resumes it (default: a new folder in setting evaluation.eval_dir)"
     )
@@ -196,6 +207,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: setting evaluation.eval_workers; the embedded model: 1)",
     )
     c.add_argument("--judge", action="store_true", help="also an LLM judge (the answer model)")
+    c.add_argument("--record", help="keep every model reply of the run in this JSON Lines file")
+    c.add_argument(
+        "--replay",
+        help="a --record file of another run: its rewrite and answer replies serve identical "
+        "requests, the rest is asked of the model (a variant's run answers only what changed)",
+    )
     c.add_argument("--quiet", action="store_true", help="no progress line")
     c = command("density", "annotate every turn's information density with the LLM (resumable), per dialogue")
     c.add_argument("--dataset", choices=["locomo", "esmemeval"], required=True)

@@ -25,6 +25,7 @@ from ..config import Settings
 from ..setting import dotted, merged, value_at
 from ..llm.embeddings import Embedder
 from .extraction import (
+    between_peers,
     Fragment,
     incomplete_memory_json,
     integrate,
@@ -272,7 +273,7 @@ class Builder:
         # all of the case's turns: a unit fused with a carried partial spans turns of earlier fragments
         self._case_turns = self.store.turns(case_id)
         self._speakers = sorted({t.speaker for t in self._case_turns if t.speaker and t.role != "assistant"})
-        self._peers = not any(t.role == "assistant" for t in self._case_turns)
+        self._peers = between_peers(self._case_turns)
         for win in segment_session(turns, segmentation, detect, window, self.settings.segmentation.min_forward_step):
             self._check_stop()
             self.progress(
@@ -349,7 +350,6 @@ class Builder:
             keys,
             min_units(
                 fragment.turns,
-                self.settings.extraction.min_unit_words,
                 self.settings.extraction.coverage_min_words,
                 self.settings.extraction.turns_per_unit,
             ),

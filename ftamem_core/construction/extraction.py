@@ -106,18 +106,15 @@ def reply_model(
     return create_model("ExtractionReply", __base__=ExtractionReply, memory_units=(list[unit], units))
 
 
-def substantive(turns: list[Turn], min_words: int) -> bool:
-    """Enough words to hold a memory (filler-only fragments may yield no unit)."""
-    return min_words > 0 and sum(len(t.text.split()) for t in turns) >= min_words
-
-
-def min_units(turns: list[Turn], min_words: int, turn_words: int, turns_per_unit: int) -> int:
-    """The fewest units a fragment's reply may hold: none for filler; else one, and one per
-    ``turns_per_unit`` of the person's turns of at least ``turn_words`` words (0: just one)."""
-    if not substantive(turns, min_words):
+def min_units(turns: list[Turn], turn_words: int, turns_per_unit: int) -> int:
+    """The fewest units a fragment's reply may hold: one per ``turns_per_unit`` of the person's
+    turns of at least ``turn_words`` words, and one where the person says that many words in all
+    ("I'm distraught", "my girlfriend has left me"); none where they say fewer ("yes", "okay"),
+    and none at all with 0 (the paper: the model may return none)."""
+    own = [t for t in turns if t.role != "assistant"]
+    if not turns_per_unit or sum(len(t.text.split()) for t in own) < turn_words:
         return 0
-    said = sum(1 for t in turns if t.role != "assistant" and len(t.text.split()) >= turn_words)
-    return max(1, said // turns_per_unit) if turns_per_unit else 1
+    return max(1, sum(1 for t in own if len(t.text.split()) >= turn_words) // turns_per_unit)
 
 
 @dataclass
@@ -537,6 +534,12 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 
 # Uncovered turns ---------------------------------------------------------------------------
+
+
+def between_peers(turns: list[Turn]) -> bool:
+    """A dialogue between people with no assistant (LoCoMo's friends), where what one says to
+    the other is often a reaction, not their own news (``verbatim_units``, ``told_share``)."""
+    return not any(t.role == "assistant" for t in turns)
 
 
 def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:

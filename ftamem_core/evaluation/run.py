@@ -8,6 +8,10 @@ Built memory is cached per case and construction (segmentation variant or sessio
 ``cache_dir``, keyed by the dataset file, the sessions kept, the model and the construction
 settings: methods that share a construction (``fta`` and its presets) build once, and a second
 run reuses the builds. Benchmark cases are recorded as consented public research data.
+
+``record`` keeps every model reply of a run; ``replay`` serves a recorded run's rewrite and
+answer replies to identical requests, so a variant's run asks the model only for the questions
+whose prompts changed (``served.json`` counts both; a replayed answer's seconds are not timed).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,7 @@ from ..config import Settings
 from ..construction.builder import Builder, build_digest
 from ..errors import StoreError
 from ..llm.base import LLM
+from ..llm.replay import Recording, Replaying
 from ..loaders import load_file
 from ..models import CaseDocument, Question
 from ..storage.store import Store
@@ -53,6 +59,15 @@ class EvalConfig:
     workers: int = 1  # questions answered at once (OpenAI-compatible backends only)
     judge: bool = False
     categories: list[str] | None = None  # LoCoMo: default all five
+    record: str | None = None  # every model reply of the run, kept in this JSON Lines file
+    replay: str | None = None  # a recorded run: its answer-time replies serve identical requests
+
+
+# What a recording serves at answer time: a variant's run (another build, another packet setting)
+# asks the model only where its rewrite or answer prompt differs from the recorded run's; the
+# embedded model answers a prompt the same way each time (temperature 0), so the reply is the one
+# it would give.
+ANSWER_STAGES = ("rewrite", "answer")
 
 
 def select_documents(cfg: EvalConfig, settings: Settings) -> list[CaseDocument]:
@@ -155,6 +170,9 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         cfg.workers = 1  # one embedded model answers one call at a time
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
+    wrappers: list[Replaying] = []
+    if cfg.record or cfg.replay:
+        make_llm = _replaying(make_llm, cfg, wrappers)
     cache = Path(cfg.cache_dir) if cfg.cache_dir else out / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     docs = select_documents(cfg, settings)
@@ -276,10 +294,28 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         bar.close()
     from .report import write_outputs
 
+    if wrappers:  # how many replies were replayed and how many asked, per stage
+        served: dict[str, dict[str, int]] = {}
+        for (stage, how), n in sorted(sum((llm.served for llm in wrappers), Counter()).items()):
+            served.setdefault(stage, {})[how] = n
+        (out / "served.json").write_text(json.dumps({"replay": cfg.replay, "served": served}, indent=1) + "\n")
     costs = {}
     for (case_id, construction), store in stores.items():
         costs.setdefault(construction, {})[case_id] = construction_cost(store, case_id, construction)
     return write_outputs(out, cfg, settings, costs, judge=make_llm(None) if cfg.judge else None)
+
+
+def _replaying(make_llm: LLMFactory, cfg: EvalConfig, made: list[Replaying]) -> LLMFactory:
+    """``make_llm`` wrapped to record every reply (``cfg.record``) and serve the recorded
+    answer-time replies of ``cfg.replay``, each once; the wrappers made are appended to ``made``."""
+    recording = Recording(Path(cfg.replay), ANSWER_STAGES) if cfg.replay else None
+
+    def make(recorder):
+        llm = Replaying(make_llm(recorder), record=cfg.record, replay=recording, stages=ANSWER_STAGES)
+        made.append(llm)
+        return llm
+
+    return make
 
 
 def _gold_turns(ctx: CaseContext, q: Question) -> set[int]:

@@ -12,7 +12,7 @@ Both replace the case's memory in the given store; retrieval then runs as for FT
 from __future__ import annotations
 
 from ..config import Settings
-from ..construction.extraction import Fragment, verbatim_units
+from ..construction.extraction import Fragment, between_peers, verbatim_units
 from ..models import Evidence, FactAnchor, FTAUnit, TimeAnchor
 from ..construction.representation import retrieval_text
 from ..storage.store import Store
@@ -47,7 +47,7 @@ def fill(store: Store, case_id: str, memory: str, embedder, settings: Settings) 
         raise ValueError(f"unknown sanity memory {memory!r} (one of {', '.join(SANITY_MEMORIES)})")
     store.clear_case_memory(case_id)
     units: list[FTAUnit] = []
-    peers = not any(t.role == "assistant" for t in store.turns(case_id))
+    peers = between_peers(store.turns(case_id))
     for session in store.sessions(case_id):
         turns = store.turns(case_id, session_id=session.id)
         if not turns:

@@ -6,7 +6,8 @@ next. ``Replaying`` wraps a backend: it writes every raw reply to a JSON Lines f
 (``record``), with a digest of what was asked (stage, messages, schema, seed), and serves the
 replies of chosen stages from such a file (``replay``), asking the wrapped backend for
 everything else. Costs of replayed calls are the recorded ones. For benchmarks
-(``benchmarks/evidence.py --record / --replay``, ``benchmarks/switches.py``), not the app.
+(``benchmarks/evidence.py --record / --replay``, ``benchmarks/switches.py``, ``ftamem eval
+--record / --replay``), not the app.
 
 A recorded reply is served only to the request it answered: one whose prompt, schema or attempt
 differs (a changed check changes the carried partials an extraction prompt shows, the units a

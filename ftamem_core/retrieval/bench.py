@@ -58,9 +58,7 @@ def bench_retrieval(
             index.search(v, k)
             search_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
-            scored = score_candidates(
-                store, "bench", v, cues, k=k, tau=0.0, lam=0.8, pool=max(100, k), ablations=Ablations()
-            )
+            scored = score_candidates(store, "bench", v, cues, k=k, tau=0.0, lam=0.8, ablations=Ablations())
             build_packet(store, "bench", scored.kept_ids(), 1, Ablations(), 6)
             total_ms.append((time.perf_counter() - t0) * 1000)
         store.close()

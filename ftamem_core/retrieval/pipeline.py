@@ -88,9 +88,7 @@ def retrieve(
         k=k,
         tau=settings.retrieval.tau,
         lam=settings.retrieval.lam,
-        pool=settings.retrieval.candidate_pool,
         ablations=ablations,
-        score_all_below=settings.retrieval.score_all_below,
         open_partials=settings.retrieval.retrieve_open_partials,
         archived=settings.retrieval.retrieve_archived,
     )

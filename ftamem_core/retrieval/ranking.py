@@ -10,8 +10,9 @@ is absent does not count; no cue at all gives c = 0):
   fact text;
 - affect: 1 if an affect term of the question appears in the unit's emotion, intention or fact.
 
-Everything after the rewrite is vectorised: one FAISS search for a candidate pool, one SQL query
-for the candidates' fields, numpy for the scores. Units with R >= tau are kept, best K.
+Everything after the rewrite is vectorised: a FAISS search for the best hits, one SQL query for
+their fields, numpy for the scores; more hits only while an unscored unit could still be kept.
+Units with R >= tau are kept, best K.
 """
 
 from __future__ import annotations
@@ -105,18 +106,20 @@ class Scored:
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     reasons: list[str] = field(default_factory=list)  # why each was kept or dropped
 
+    def order(self) -> np.ndarray:
+        """Best first: by R, then s_emb, then id (the same order however many hits were scored)."""
+        return np.lexsort((self.ids, -self.s_emb, -self.score))
+
     def kept_ids(self) -> list[int]:
-        order = np.argsort(-self.score, kind="stable")
-        return [int(self.ids[i]) for i in order if self.kept[i]]
+        return [int(self.ids[i]) for i in self.order() if self.kept[i]]
 
     def similarity(self) -> dict[int, float]:
         """s_emb of each kept candidate (the turn channel merges turns with units by it)."""
         return {int(self.ids[i]): float(self.s_emb[i]) for i in range(len(self.ids)) if self.kept[i]}
 
     def rows(self) -> list[dict]:
-        order = np.argsort(-self.score, kind="stable")
         out = []
-        for i in order:
+        for i in self.order():
             row = {
                 "id": int(self.ids[i]),
                 "s_emb": round(float(self.s_emb[i]), 4),
@@ -130,6 +133,10 @@ class Scored:
         return out
 
 
+# FAISS hits scored first; more are fetched only while one not yet scored could still be kept
+FIRST_POOL = 100
+
+
 def score_candidates(
     store: Store,
     case_id: str,
@@ -139,25 +146,46 @@ def score_candidates(
     k: int,
     tau: float,
     lam: float,
-    pool: int,
     ablations: Ablations,
-    score_all_below: int = 0,
+    pool: int = FIRST_POOL,
     open_partials: bool = True,
     archived: bool = False,
 ) -> Scored:
-    """Eq. 8 and 9 over the case's units: all of them when the case holds at most
-    ``score_all_below`` units, else the ``pool`` best by embedding. A partial unit (still open at
-    the end of the built case) is kept only with ``open_partials``, an archived one only with
-    ``archived`` (a counselor archived it: it no longer shapes answers unless asked for)."""
+    """Eq. 8 and 9 over the case's units, kept as if every unit were scored (the paper ranks them
+    all), without scoring them all: FAISS returns units by s_emb, and c is at most 1, so a unit
+    not among the hits scored has R at most lambda * (their lowest s_emb), plus 1 - lambda when the
+    query has a cue. Once that bound is under tau, or under the K-th kept R, no further unit can
+    be kept; else four times as many hits are scored (first ``pool``, at least K). With the exact
+    (flat) index the units kept are those of scoring all; an approximate one (HNSW, IVF in large
+    cases) hands over approximately the best hits, and the bound is as good as it. A partial unit
+    (still open at the end of the built case) is kept only with ``open_partials``, an archived one
+    only with ``archived`` (a counselor archived it: it no longer shapes answers unless asked for)."""
     index = store.index(case_id)
     if index.ntotal == 0:
         empty = np.zeros(0)
         return Scored(empty.astype(np.int64), empty, empty, empty, kept=empty.astype(bool))
-    sims, ids = index.search(query_vector, index.ntotal if index.ntotal <= score_all_below else max(pool, k))
-    mask = ids >= 0
-    sims, ids = sims[mask].astype(np.float64), ids[mask]
-    rows = store.unit_score_rows(case_id, ids.tolist())
+    lam = 1.0 if ablations.plain_embedding else lam
+    take = min(index.ntotal, max(pool, k))
+    while True:
+        sims, ids = index.search(query_vector, take)
+        scored = _scored(store, case_id, sims, ids, cues, k, tau, lam, ablations, open_partials, archived)
+        # an IVF index may return fewer hits than asked: those it reaches are all it has
+        if take >= index.ntotal or int((ids >= 0).sum()) < take or not len(scored.ids):
+            return scored
+        cue_max = 1.0 if scored.components else 0.0
+        unseen = lam * float(scored.s_emb.min()) + (1.0 - lam) * cue_max
+        kept = scored.score[scored.kept]
+        if unseen < tau or k <= 0 or (len(kept) >= k and unseen < kept.min()):
+            return scored
+        take = min(index.ntotal, take * 4)
+
+
+def _scored(store, case_id, sims, ids, cues: Cues, k, tau, lam, ablations, open_partials, archived) -> Scored:
+    """R for the hits ``(sims, ids)`` and which of them are kept, best first up to K."""
+    rows = store.unit_score_rows(case_id, ids[ids >= 0].tolist())
     by_id = {r["id"]: r for r in rows}
+    mask = np.array([int(i) in by_id for i in ids], dtype=bool)  # not a unit deleted since the search
+    sims, ids = sims[mask].astype(np.float64), ids[mask]
     rows = [by_id[int(i)] for i in ids]
     components: dict[str, np.ndarray] = {}
     use_time = cues.times and not (ablations.no_time_fields or ablations.fact_only)
@@ -177,9 +205,8 @@ def score_candidates(
         components["affect"] = _any_term(text, cues.affect_terms)
     cue = np.mean(np.vstack(list(components.values())), axis=0) if components else np.zeros(len(ids))
     scored = Scored(ids.astype(np.int64), sims, cue, np.zeros(0), components)
-    lam = 1.0 if ablations.plain_embedding else lam
     score = lam * sims + (1.0 - lam) * cue
-    order = np.argsort(-score, kind="stable")
+    order = np.lexsort((ids, -sims, -score))  # as Scored.order
     kept = np.zeros(len(ids), dtype=bool)
     reasons = [""] * len(ids)
     rank = 0

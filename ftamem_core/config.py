@@ -342,12 +342,6 @@ class LinkingSettings(_Phase):
     link_candidates: int = setting(5, ge=0, build=True, description="earlier units judged per new unit")
     # 0.75: on dev, links below it were mostly between unrelated units (docs/decisions.md)
     link_threshold: float = setting(0.75, build=True, description="the cosine a link candidate needs")
-    link_per_fragment: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="one linking call per fragment for all its new units (the paper: one per unit)",
-    )
 
 
 class LongitudinalSettings(_Phase):
@@ -593,6 +587,8 @@ REMOVED: dict[FieldPath, str] = {
     ): "removed: switched off on dev it changed answer F1 by nothing beyond chance",
     ("extraction", "min_unit_words"): "removed: merged into turns_per_unit (a fragment where the person says "
     "coverage_min_words words yields a unit); on dev and test no fragment's least number of units changed",
+    ("linking", "link_per_fragment"): "removed: switched off on dev it changed no link, packet or answer, for one more "
+    "linking call in 334 turns",
     ("retrieval", "score_all_below"): "removed: a case is ranked as if all its units were scored (the paper's "
     "Eq. 9), by a bound that stops scoring where no further unit can be kept (exact with a flat index)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "

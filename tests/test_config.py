@@ -40,14 +40,14 @@ def test_a_table_per_phase_in_the_toml_file(tmp_path):
     toml.write_text(
         "[input]\nmax_upload_mb = 5\n"
         "[extraction]\nground_facts = false\nfact_support = 0.6\n"
-        "[linking]\nlink_per_fragment = false\n"
+        "[linking]\nlink_threshold = 0.6\n"
         "[storage]\ndb_path = 'x.db'\n[storage.index]\nkind = 'flat'\n"
         "[governance]\nretention_days = 30\n[governance.auth]\nmax_failures = 3\n[governance.auth.users]\nana = 'h'\n"
         '[app.backends."GPU server"]\nbackend = "openai"\nbase_url = "http://gpu:8000/v1"\n'
     )
     s = load_settings(toml, environ={})
     assert s.input.max_upload_mb == 5 and s.extraction.ground_facts is False and s.extraction.fact_support == 0.6
-    assert not s.linking.link_per_fragment and s.storage.db_path == "x.db" and s.storage.index.kind == "flat"
+    assert s.linking.link_threshold == 0.6 and s.storage.db_path == "x.db" and s.storage.index.kind == "flat"
     assert s.governance.retention_days == 30 and s.governance.auth.max_failures == 3
     assert s.governance.auth.users == {"ana": "h"} and s.app.backends["GPU server"].base_url == "http://gpu:8000/v1"
     # the other settings of a phase the file names keep their defaults
@@ -365,7 +365,6 @@ BEYOND_THE_PAPER = {
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",
     "extraction.verbatim_within_spans",
-    "linking.link_per_fragment",
     "retrieval.packet_token_budget",
     "retrieval.turn_channel",
 }
@@ -414,7 +413,7 @@ def test_a_profile_from_the_file_the_environment_or_the_command_line_and_the_fil
         s.extraction.speaker_check is False and s.retrieval.turn_channel == 4 and s.retrieval.packet_token_budget == 0
     )
     assert load_settings(toml, environ={}, profile="small-model").extraction.speaker_check is True
-    assert load_settings(environ={"FTAMEM_PROFILE": "paper"}).linking.link_per_fragment is False
+    assert load_settings(environ={"FTAMEM_PROFILE": "paper"}).retrieval.turn_channel == 0
     from ftamem_core.profiles import UnknownProfile
 
     with pytest.raises(UnknownProfile):

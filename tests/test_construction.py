@@ -472,7 +472,7 @@ def test_progress_bar_counts_the_builds_turns_calls_and_tokens(case):
     assert case.build_usage(report.build_id + 1) == (0, 0)
 
 
-def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case):
+def test_linking_is_one_call_per_new_unit_with_an_earlier_candidate(case):
     def two_units(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
         return {
@@ -482,22 +482,12 @@ def test_linking_is_one_call_per_fragment_or_one_per_unit_with_its_setting(case)
             ]
         }
 
-    per_fragment = Pipeline(seg_size=4)
-    per_fragment.extraction = two_units
-    build(case, per_fragment, settings=SETTINGS.with_overrides(extraction={"merge_duplicates": False}))
-    links_a = len(case.links("c1"))
-    case.clear_case_memory("c1")
-    per_unit = Pipeline(seg_size=4)
-    per_unit.extraction = two_units
-    build(
-        case,
-        per_unit,
-        settings=SETTINGS.with_overrides(extraction={"merge_duplicates": False}, linking={"link_per_fragment": False}),
-        from_scratch=True,
-    )
-    # 8 units in 4 fragments: the first unit has no earlier unit, so 3 calls per fragment-batch vs 7
-    assert per_fragment.calls.count("linking") == 4 and per_unit.calls.count("linking") == 7
-    assert links_a == 7 == len(case.links("c1"))  # each new unit still updates its nearest older unit
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = two_units
+    build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"merge_duplicates": False}))
+    # 8 units in 4 fragments: the first unit has no earlier unit to be judged against, so 7 calls
+    assert pipeline.calls.count("linking") == 7
+    assert len(case.links("c1")) == 7  # each new unit updates its nearest older unit
 
 
 def peers_doc():

@@ -445,14 +445,12 @@ class Builder:
         stored, vectors = stored[: len(units)], vectors[: len(units)]
         if not stored:
             return
-        if self.settings.linking.link_per_fragment:
-            self._link(stored, vectors, report)
-        else:  # the paper: one call per new unit
-            for unit, vector in zip(stored, vectors):
-                self._link([unit], vector[None, :], report)
+        for unit, vector in zip(stored, vectors):  # the paper: one call per new unit
+            self._link([unit], vector[None, :], report)
 
     def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
-        """One classification call for ``units`` and the earlier units similar to each."""
+        """One classification call for ``units`` and the earlier units similar to each (none when
+        no earlier unit passes the threshold)."""
         pairs = {
             u.id: [
                 n

@@ -1,10 +1,10 @@
 """Temporal-link maintenance: relate each newly stored unit to similar earlier units of its case.
 
 Candidates come from the case's FAISS index (earlier final units only, top N above a similarity
-threshold); when none passes there is no LLM call. One classification call judges every pair of
-a fragment's new units and their candidates (``link_per_fragment``; the paper makes one call per
-new unit, which is the same call with one new unit). Non-unknown relations are stored directed new -> old; each judged neighbour gets the
-lifecycle status and completeness the model gave, and its updated time from the new unit.
+threshold); when none passes there is no LLM call. As in the paper, one classification call
+judges a new unit against its candidates. Non-unknown relations are stored directed new -> old;
+each judged neighbour gets the lifecycle status and completeness the model gave, and its updated
+time from the new unit.
 """
 
 from __future__ import annotations

@@ -188,26 +188,16 @@ def test_a_rerun_reuses_the_builds_and_answers_nothing_again(tmp_path):
 def test_a_recorded_run_answers_a_variants_unchanged_questions_without_the_model(tmp_path):
     cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["fta"], cases=["conv-26"], sessions=1)
     cache, record = str(tmp_path / "cache"), tmp_path / "first.jsonl"
-    first = EvalPipeline()
-    run(
-        EvalConfig(**cfg, out=str(tmp_path / "a"), cache_dir=cache, questions=2, record=str(record)),
-        SETTINGS,
-        factory(first, []),
-        HashEmbedder(),
-        progress=False,
-    )
-    assert first.answers == 2 and {json.loads(line)["stage"] for line in record.read_text().splitlines()} >= {
-        "rewrite",
-        "answer",
-    }
-    again = EvalPipeline()  # one more question: only it is asked of the model
-    run(
-        EvalConfig(**cfg, out=str(tmp_path / "b"), cache_dir=cache, questions=3, replay=str(record)),
-        SETTINGS,
-        factory(again, []),
-        HashEmbedder(),
-        progress=False,
-    )
+
+    def answered(name: str, **extra) -> EvalPipeline:
+        pipeline = EvalPipeline()
+        config = EvalConfig(**cfg, out=str(tmp_path / name), cache_dir=cache, **extra)
+        run(config, SETTINGS, factory(pipeline, []), HashEmbedder(), progress=False)
+        return pipeline
+
+    assert answered("a", questions=2, record=str(record)).answers == 2
+    assert {json.loads(line)["stage"] for line in record.read_text().splitlines()} >= {"rewrite", "answer"}
+    again = answered("b", questions=3, replay=str(record))  # one more question: only it is asked
     assert again.answers == 1
     served = json.loads((tmp_path / "b" / "served.json").read_text())["served"]
     assert served["answer"] == {"live": 1, "replayed": 2} and served["rewrite"] == {"live": 1, "replayed": 2}

@@ -240,8 +240,8 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=0,
         description="a fragment yields at least one unit per this many of the person's turns of "
-        "`coverage_min_words` or more, and one where the person says that many words in all (0: the model "
-        "may return none)",
+        "`coverage_min_words` or more, and one where the person says `coverage_min_words` words in all "
+        "(0: the model may return none)",
     )
     coverage_min_words: int = setting(
         6,

@@ -189,10 +189,10 @@ def test_a_recorded_run_answers_a_variants_unchanged_questions_without_the_model
     cfg = dict(dataset="locomo", data=str(LOCOMO), methods=["fta"], cases=["conv-26"], sessions=1)
     cache, record = str(tmp_path / "cache"), tmp_path / "first.jsonl"
 
-    def answered(name: str, **extra) -> EvalPipeline:
+    def answered(name: str, settings=SETTINGS, **extra) -> EvalPipeline:
         pipeline = EvalPipeline()
         config = EvalConfig(**cfg, out=str(tmp_path / name), cache_dir=cache, **extra)
-        run(config, SETTINGS, factory(pipeline, []), HashEmbedder(), progress=False)
+        run(config, settings, factory(pipeline, []), HashEmbedder(), progress=False)
         return pipeline
 
     assert answered("a", questions=2, record=str(record)).answers == 2
@@ -206,6 +206,17 @@ def test_a_recorded_run_answers_a_variants_unchanged_questions_without_the_model
         for name in "ab"
     }
     assert rows["a"].items() <= rows["b"].items() and len(rows["b"]) == 3
+    replayed = [r["replayed"] for r in map(json.loads, (tmp_path / "b" / "questions.jsonl").open())]
+    assert sorted(replayed) == [False, True, True]  # and left out of the seconds per question
+    summary = json.loads((tmp_path / "b" / "summary.json").read_text())
+    assert summary["methods"]["fta"]["seconds_per_question"] is not None
+    # another answer temperature: the recorded answers are not the ones this run would get
+    warmer = SETTINGS.with_overrides(answer={"answer_temperature": 0.5})
+    assert answered("c", settings=warmer, questions=2, replay=str(record)).answers == 2
+    # a line cut by a kill is skipped
+    with open(record, "a") as f:
+        f.write('{"stage": "answer", "requ')
+    assert answered("d", questions=2, replay=str(record)).answers == 0
 
 
 def test_a_killed_run_resumes_where_it_stopped(tmp_path):
@@ -282,10 +293,10 @@ def test_eval_command_line_refuses_an_unknown_method_and_runs(tmp_path, capsys, 
     record = str(tmp_path / "replies.jsonl")
     first = [a if a != str(tmp_path / "run") else str(tmp_path / "rec") for a in base]
     assert main(first + ["--method", "question-only", "--record", record]) == 0
-    assert "model calls: answer 2 live" in capsys.readouterr().out
+    assert "model calls (every invocation of this run): answer 2 live" in capsys.readouterr().out
     again = [a if a != str(tmp_path / "run") else str(tmp_path / "rep") for a in base]
     assert main(again + ["--method", "question-only", "--replay", record]) == 0
-    assert "model calls: answer 2 replayed" in capsys.readouterr().out
+    assert "model calls (every invocation of this run): answer 2 replayed" in capsys.readouterr().out
     no_out = [a for a in base if a not in ("--out", str(tmp_path / "run"))]
     assert main(no_out + ["--method", "question-only"]) == 0
     (run_dir,) = [p for p in (tmp_path / "eval-runs").iterdir() if p.name != "cache"]

@@ -53,9 +53,9 @@ def cmd_eval(args, settings: Settings):
         progress=not args.quiet,
     )
     text = (Path(out) / "tables.md").read_text(encoding="utf-8") + f"\nwritten to {out}"
-    if (Path(out) / "served.json").exists():
+    if (args.record or args.replay) and (Path(out) / "served.json").exists():
         served = json.loads((Path(out) / "served.json").read_text(encoding="utf-8"))["served"]
-        text += "\nmodel calls: " + "; ".join(
+        text += "\nmodel calls (every invocation of this run): " + "; ".join(
             f"{stage} " + ", ".join(f"{n} {how}" for how, n in hows.items()) for stage, hows in served.items()
         )
     return summary, text

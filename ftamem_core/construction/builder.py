@@ -442,28 +442,16 @@ class Builder:
         for unit in stored:
             report.units += 1
             self.progress(ev.UnitFinalised(unit=unit))
-        stored, vectors = stored[: len(units)], vectors[: len(units)]
-        if not stored:
-            return
-        for unit, vector in zip(stored, vectors):  # the paper: one call per new unit
-            self._link([unit], vector[None, :], report)
+        for unit, vector in zip(stored[: len(units)], vectors[: len(units)]):  # the paper: one call per new unit
+            self._link(unit, vector, report)
 
-    def _link(self, units: list[FTAUnit], vectors, report: BuildReport) -> None:
-        """One classification call for ``units`` and the earlier units similar to each (none when
-        no earlier unit passes the threshold)."""
-        pairs = {
-            u.id: [
-                n
-                for n, _ in candidates(
-                    self.store, u, v, self.settings.linking.link_candidates, self.settings.linking.link_threshold
-                )
-            ]
-            for u, v in zip(units, vectors)
-        }
-        pairs = {uid: found for uid, found in pairs.items() if found}
-        if not pairs:
+    def _link(self, unit: FTAUnit, vector, report: BuildReport) -> None:
+        """One classification call for a new unit and the earlier units similar to it."""
+        s = self.settings.linking
+        found = [n for n, _ in candidates(self.store, unit, vector, s.link_candidates, s.link_threshold)]
+        if not found:
             return  # no neighbour passes the threshold: no call
-        new = [u for u in units if u.id in pairs]
+        pairs, new = {unit.id: found}, [unit]
         messages = load_prompt("linking").messages(**render_links(new, pairs))
         reply, _ = self.llm.structured(
             "linking",

@@ -127,8 +127,8 @@ def write_outputs(out: Path, cfg, settings, costs: dict, judge=None) -> dict:
                 "questions": len(scored),
                 "evidence_recall": round(sum(recall) / len(recall), 4) if recall else None,
                 "content_recall": round(sum(content) / len(content), 4) if content else None,
-                "seconds_per_question": round(sum(r.get("seconds") or 0 for r in scored) / len(scored), 1)
-                if scored
+                "seconds_per_question": round(sum(r.get("seconds") or 0 for r in timed) / len(timed), 1)
+                if (timed := [r for r in scored if not r.get("replayed")])
                 else None,
                 "packet_tokens": round(sum(r["packet_tokens"] for r in scored) / len(scored), 1) if scored else None,
                 "answer_stage_tokens": round(sum(r["answer_stage_tokens"] for r in scored) / len(scored), 1)

@@ -11,7 +11,9 @@ run reuses the builds. Benchmark cases are recorded as consented public research
 
 ``record`` keeps every model reply of a run; ``replay`` serves a recorded run's rewrite and
 answer replies to identical requests, so a variant's run asks the model only for the questions
-whose prompts changed (``served.json`` counts both; a replayed answer's seconds are not timed).
+whose prompts changed, to the same model with the same temperature and token limit
+(``served.json`` counts both; a replayed answer is marked and left out of the seconds per
+question).
 """
 
 from __future__ import annotations
@@ -275,6 +277,8 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
             "evidence_recall": round(len(gold & res.source_turns) / len(gold), 4) if gold else None,
             "content_recall": content_recall(res.text, [t.text for t in ctx.turns if t.idx in gold]),
         }
+        if isinstance(llm, Replaying):  # a replayed answer took no model time: its seconds say nothing
+            row["replayed"] = llm.served[("answer", "replayed")] > 0
         with write_lock:
             with open(predictions, "a", encoding="utf-8") as f:
                 f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -294,21 +298,31 @@ def run(cfg: EvalConfig, settings: Settings, make_llm: LLMFactory, embedder, pro
         bar.close()
     from .report import write_outputs
 
-    if wrappers:  # how many replies were replayed and how many asked, per stage
-        served: dict[str, dict[str, int]] = {}
-        for (stage, how), n in sorted(sum((llm.served for llm in wrappers), Counter()).items()):
-            served.setdefault(stage, {})[how] = n
-        (out / "served.json").write_text(json.dumps({"replay": cfg.replay, "served": served}, indent=1) + "\n")
     costs = {}
     for (case_id, construction), store in stores.items():
         costs.setdefault(construction, {})[case_id] = construction_cost(store, case_id, construction)
-    return write_outputs(out, cfg, settings, costs, judge=make_llm(None) if cfg.judge else None)
+    summary = write_outputs(out, cfg, settings, costs, judge=make_llm(None) if cfg.judge else None)
+    if wrappers:
+        _count_served(out / "served.json", cfg.replay, sum((llm.served for llm in wrappers), Counter()))
+    return summary
+
+
+def _count_served(path: Path, replay: str | None, served: Counter) -> None:
+    """Add this invocation's replayed and live calls per stage (the judge's too) to ``path``: a
+    resumed run counts what every invocation asked."""
+    before = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"served": {}}
+    counts = Counter({(stage, how): n for stage, hows in before["served"].items() for how, n in hows.items()})
+    out: dict[str, dict[str, int]] = {}
+    for (stage, how), n in sorted((counts + served).items()):
+        out.setdefault(stage, {})[how] = n
+    path.write_text(json.dumps({"replay": replay, "served": out}, indent=1) + "\n", encoding="utf-8")
 
 
 def _replaying(make_llm: LLMFactory, cfg: EvalConfig, made: list[Replaying]) -> LLMFactory:
     """``make_llm`` wrapped to record every reply (``cfg.record``) and serve the recorded
     answer-time replies of ``cfg.replay``, each once; the wrappers made are appended to ``made``."""
-    recording = Recording(Path(cfg.replay), ANSWER_STAGES) if cfg.replay else None
+    # a reply kept without its request (an old recording) answers no question in particular
+    recording = Recording(Path(cfg.replay), ANSWER_STAGES, in_order=False) if cfg.replay else None
 
     def make(recorder):
         llm = Replaying(make_llm(recorder), record=cfg.record, replay=recording, stages=ANSWER_STAGES)

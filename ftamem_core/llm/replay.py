@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections import Counter, deque
 from pathlib import Path
 from typing import Iterable
 
 from .base import LLM, Completion, Messages
+
+_WRITING = threading.Lock()  # one line at a time into a recording, from any thread
 
 
 def request_key(stage: str, messages: Messages, schema: dict | None, seed: int) -> str:
@@ -35,31 +38,39 @@ def request_key(stage: str, messages: Messages, schema: dict | None, seed: int) 
 
 
 class Recording:
-    """A file's replies, each served once: by request where the file names it, else in order.
-    Load it once for several builds (cases) replayed from one file, so that replies kept in order
-    go on where the last build stopped."""
+    """A file's replies, each served once: by request where the file names it, else in order
+    (``in_order``). Load it once for several builds (cases) replayed from one file, so that replies
+    kept in order go on where the last build stopped. A line cut by a kill is skipped."""
 
-    def __init__(self, path: Path, stages: Iterable[str] = ("segmentation", "extraction")):
+    def __init__(self, path: Path, stages: Iterable[str] = ("segmentation", "extraction"), in_order: bool = True):
         self.stages = set(stages)
         self.by_request: dict[str, deque[dict]] = {}
         self.in_order: dict[str, deque[dict]] = {stage: deque() for stage in self.stages}
+        self._lock = threading.Lock()  # questions answered side by side share one recording
         for line in Path(path).read_text(encoding="utf-8").splitlines():
-            reply = json.loads(line)
-            if reply["stage"] not in self.stages:
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue
+            if reply.get("stage") not in self.stages:
                 continue
             if "request" in reply:
                 self.by_request.setdefault(reply["request"], deque()).append(reply)
-            else:
+            elif in_order:
                 self.in_order[reply["stage"]].append(reply)
 
-    def take(self, stage: str, key: str) -> tuple[dict | None, str]:
-        """The reply for this request and how it was found ("replayed", "in order"), or (None, "live")."""
-        if stage in self.stages:
-            if self.by_request.get(key):
-                return self.by_request[key].popleft(), "replayed"
-            if self.in_order[stage]:
-                return self.in_order[stage].popleft(), "in order"
-        return None, "live"
+    def take(self, stage: str, key: str, made: dict | None = None) -> tuple[dict | None, str]:
+        """The reply for this request and how it was found ("replayed", "in order"), or (None,
+        "live"); a reply recorded with another model, temperature or token limit than ``made``
+        is not served."""
+        with self._lock:
+            if stage in self.stages:
+                found = self.by_request.get(key)
+                if found and (made is None or found[0].get("made", made) == made):
+                    return found.popleft(), "replayed"
+                if self.in_order[stage]:
+                    return self.in_order[stage].popleft(), "in order"
+            return None, "live"
 
 
 class Replaying(LLM):
@@ -113,25 +124,23 @@ class Replaying(LLM):
         seed: int = 0,
     ) -> Completion:
         key = request_key(stage, messages, schema, seed)
-        reply, how = self.recording.take(stage, key) if self.recording else (None, "live")
+        made = {"model": self.inner.model_name, "temperature": temperature, "max_tokens": max_tokens}
+        reply, how = self.recording.take(stage, key, made) if self.recording else (None, "live")
         self.served[(stage, how)] += 1
         if reply is not None:
             out = Completion(reply["text"], reply["finish_reason"], reply["prompt_tokens"], reply["completion_tokens"])
         else:
             out = self.inner._complete(stage, messages, temperature, max_tokens, schema, schema_name, seed)
         if self.record_path is not None:
-            with self.record_path.open("a", encoding="utf-8") as f:
-                f.write(
-                    json.dumps(
-                        {
-                            "stage": stage,
-                            "request": key,
-                            "text": out.text,
-                            "finish_reason": out.finish_reason,
-                            "prompt_tokens": out.prompt_tokens,
-                            "completion_tokens": out.completion_tokens,
-                        }
-                    )
-                    + "\n"
-                )
+            line = {
+                "stage": stage,
+                "request": key,
+                "made": made,
+                "text": out.text,
+                "finish_reason": out.finish_reason,
+                "prompt_tokens": out.prompt_tokens,
+                "completion_tokens": out.completion_tokens,
+            }
+            with _WRITING, self.record_path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(line) + "\n")
         return out

@@ -35,7 +35,7 @@ from ..config import Settings
 from ..construction.builder import Builder, build_digest
 from ..errors import StoreError
 from ..llm.base import LLM
-from ..llm.replay import Recording, Replaying
+from ..llm.replay import Recording, Replaying, by_stage
 from ..loaders import load_file
 from ..models import CaseDocument, Question
 from ..storage.store import Store
@@ -312,10 +312,9 @@ def _count_served(path: Path, replay: str | None, served: Counter) -> None:
     resumed run counts what every invocation asked."""
     before = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {"served": {}}
     counts = Counter({(stage, how): n for stage, hows in before["served"].items() for how, n in hows.items()})
-    out: dict[str, dict[str, int]] = {}
-    for (stage, how), n in sorted((counts + served).items()):
-        out.setdefault(stage, {})[how] = n
-    path.write_text(json.dumps({"replay": replay, "served": out}, indent=1) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"replay": replay, "served": by_stage(counts + served)}, indent=1) + "\n", encoding="utf-8"
+    )
 
 
 def _replaying(make_llm: LLMFactory, cfg: EvalConfig, made: list[Replaying]) -> LLMFactory:

@@ -37,6 +37,14 @@ def request_key(stage: str, messages: Messages, schema: dict | None, seed: int) 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
+def by_stage(served: Counter[tuple[str, str]]) -> dict[str, dict[str, int]]:
+    """(stage, how) counts as {stage: {how: n}}, in order."""
+    out: dict[str, dict[str, int]] = {}
+    for (stage, how), n in sorted(served.items()):
+        out.setdefault(stage, {})[how] = n
+    return out
+
+
 class Recording:
     """A file's replies, each served once: by request where the file names it, else in order
     (``in_order``). Load it once for several builds (cases) replayed from one file, so that replies
@@ -95,10 +103,7 @@ class Replaying(LLM):
         return sum(n for (_, how), n in self.served.items() if how != "live")
 
     def served_by_stage(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for (stage, how), n in sorted(self.served.items()):
-            out.setdefault(stage, {})[how] = n
-        return out
+        return by_stage(self.served)
 
     @property
     def model_name(self) -> str:

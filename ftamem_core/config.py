@@ -315,9 +315,9 @@ class ExtractionSettings(_Phase):
         build=True,
         paper=False,
         description="a unit "
-        "whose feeling, intention or time orientation is unknown (a copy of a turn always is) takes "
+        "whose feeling, intention, relations or time orientation is unknown (a copy of a turn always is) takes "
         'those its speaker states in its turns in their own words ("I felt ashamed", "it was '
-        'magical", "I want to apply", "last week", "I\'m going to"; English rules), and with a '
+        'magical", "I want to apply", "my husband and kids", "last week", "I\'m going to"; English rules), and with a '
         "past told its completion complete, with a future pending; a future unit is never complete",
     )
     verbatim_fallback: bool = setting(

@@ -18,7 +18,7 @@ from ftamem_core.models import (
     SessionDocument,
     Turn,
 )
-from ftamem_core.text.english_feelings import feelings, intentions
+from ftamem_core.text.english_feelings import feelings, intentions, relations
 from ftamem_core.text.english_time import orientation
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
@@ -81,6 +81,13 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Oh no, that scares me.", ["scared"]),  # the "no" is not its
         ("Nothing else calms me like the ocean.", ["calm"]),
         ("I feel accepted at church.", ["accepted"]),
+        # their own eagerness, in their words (dev LoCoMo closes plans so)
+        ("Finishing up choreography for the festival next month. Can't wait!", ["can't wait"]),
+        ("Hope I find one soon. Can't wait!", ["can't wait"]),
+        ("Same! Looking forward to it.", ["looking forward"]),
+        ("I can't wait for things to get back to normal.", ["can't wait"]),
+        ("We love climbing, sliding, and playing games.", ["love climbing"]),
+        ("Oh, I've been to Paris yesterday! It was sooo cool.", ["it was sooo cool"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -126,6 +133,9 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "Please don't stress me out.",
         "Mom said it was such a relief to have Dad home.",  # Mom's
         "Dad is finally home - it must be such a relief for Mom.",
+        "My husband can't wait to retire.",  # his
+        "I'm not looking forward to it.",  # a dread, not eagerness
+        "We love you guys!",  # the listeners
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -171,6 +181,9 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("That makes me want to hike with my dogs.", ["hike with my dogs"]),
         ("Nothing makes me want to go running anymore.", []),
         ("That movie made me want to cry all night.", []),  # a past urge
+        # "those" with who they are refers to nothing said before
+        ("I'd love to support those with similar issues.", ["support those with similar issues"]),
+        ("I'd love to see those again.", []),
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -221,9 +234,27 @@ TURNS = [
 
 def test_anchors_come_from_the_persons_turns_only():
     anchors = stated_anchors(TURNS, ["Omar"])
-    assert anchors[0] == AffectAnchor(emotion_or_state="numb and lost")
+    assert anchors[0] == AffectAnchor(emotion_or_state="numb and lost", relation_cues="Omar's grandmother")
     assert 1 not in anchors  # the assistant's words are not the person's feelings
     assert anchors[2].intention_or_plan == "visit her grave on Sunday with my brother"
+    assert anchors[2].relation_cues == "Omar's brother"
+
+
+@pytest.mark.parametrize(
+    "said, people",
+    [
+        ("I'm lucky to have my husband and kids; they keep me motivated.", ["husband", "kids"]),
+        ("My friends, family and mentors are my rocks.", ["friends", "family", "mentors"]),
+        ("My sister Priya lives in Leeds.", ["sister"]),
+        ("I miss my best friend and my late father.", ["best friend", "late father"]),
+        ("Here's a photo of my family's dog.", []),  # the dog's
+        ("Our furry friends make great cuddle buddies.", []),  # pets
+        ("Your mom sounds lovely.", []),  # the listener's
+        ("My mom, my dad, my sister and my brother came.", ["mom", "dad", "sister"]),  # at most three
+    ],
+)
+def test_the_people_a_speaker_names_by_their_relation_are_found(said, people):
+    assert relations(said) == people
 
 
 def _unit(start, end, who=("Omar",), feeling="unknown"):
@@ -284,6 +315,7 @@ def test_a_build_with_the_setting_gives_the_model_unit_and_the_copy_the_stated_a
     assert units["Omar's grandmother died two days ago."].affect.emotion_or_state == "numb and lost"
     copy = next(u for text, u in units.items() if "grave" in text)
     assert copy.affect.intention_or_plan == "visit her grave on Sunday with my brother"
+    assert copy.affect.relation_cues == "Omar's brother"
     assert copy.time.time_orientation == "future"  # "I want to visit", "on Sunday"
 
 

@@ -224,7 +224,7 @@ def span_turns(unit: FTAUnit, turns: list[Turn]) -> list[Turn]:
 
 
 def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAnchor]:
-    """The feelings and intentions the people state about themselves, per turn index (setting
+    """The feelings, intentions and relations the people state about themselves, per turn index (setting
     ``stated_anchors``; English rules in ``text.english_feelings``). The assistant's words and
     sentences about the listener are not the person's feelings."""
     out = {}
@@ -233,21 +233,24 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
             continue
         said = statements(turn.text, [n for n in names if n != turn.speaker])
         felt, plans = english_feelings.feelings(said), english_feelings.intentions(said)
-        if felt or plans:
+        people = english_feelings.relations(said)
+        if felt or plans or people:
             out[turn.idx] = AffectAnchor(
-                emotion_or_state=", ".join(felt[:3]) or "unknown", intention_or_plan="; ".join(plans[:2]) or "unknown"
+                emotion_or_state=", ".join(felt[:3]) or "unknown",
+                intention_or_plan="; ".join(plans[:2]) or "unknown",
+                relation_cues=f"{turn.speaker}'s {', '.join(people)}" if people else "unknown",
             )
     return out
 
 
 def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: list[Turn]) -> FTAUnit:
-    """A unit whose feeling or intention is unknown takes the first known one of its span's turns
+    """A unit whose feeling, intention or relations are unknown takes the first known of its span's turns
     said by one of its people (any of its turns when none is; a copy's only from its speaker,
     not from the question its span takes in)."""
     span = [t for t in span_turns(unit, turns) if t.idx in anchors]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
     update = {}
-    for name in ("emotion_or_state", "intention_or_plan"):
+    for name in ("emotion_or_state", "intention_or_plan", "relation_cues"):
         if getattr(unit.affect, name).strip().lower() in ("unknown", ""):
             known = [getattr(anchors[t.idx], name) for t in own if getattr(anchors[t.idx], name) != "unknown"]
             if known:

@@ -1,4 +1,4 @@
-"""English: the feelings and intentions a speaker states about themselves, in their own words.
+"""English: the feelings, intentions and relations a speaker states about themselves, in their own words.
 
 A person in a support conversation names a feeling in a word or two ("I felt ashamed all
 weekend", "I'm torn", "it calms me") and a plan in a short clause ("I want to apply at the
@@ -72,7 +72,7 @@ _WISHED = frozenset("to would could should might may must can will 'll please".s
 
 # words that may stand between "I'm" and the feeling ("I'm really not that happy")
 _MODIFIERS = (
-    r"(?:so|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
+    r"(?:so+|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
     r"getting|feeling|super|totally|incredibly|completely|absolutely|truly|rather|somewhat|honestly|"
     r"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|not|never)"
 )
@@ -107,6 +107,13 @@ _FRAGMENT = re.compile(
 )
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
+# the speaker's own eagerness, in their words: dev LoCoMo turns close a plan with "Can't wait!" ("Hope
+# I find one soon. Can't wait!") or answer "Looking forward to it"; "My husband can't wait" is his
+_EAGER = re.compile(
+    r"(?:^|\b(?:I|we)(?:'m| am|'re| are)?\s+(?:(?:so|really|just|also|still)\s+)?)"
+    r"(?P<e>can't wait|cannot wait|looking forward)\b",
+    re.IGNORECASE,
+)
 _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
 # feelings told in a phrase ("I'm over the moon", "I was blown away")
 _PHRASES = "over the moon|on cloud nine|in awe|blown away|fired up|at peace|worn out|freaked out|a mess|a wreck|on edge"
@@ -155,9 +162,9 @@ _APPRAISAL = re.compile(
 # week - so exciting!")
 _DASHED = re.compile(rf"{DASH_BREAK}\s*(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
-# "I love helping the community": what the person loves or enjoys, in their words
+# "I love helping the community", "We love climbing": what the person loves or enjoys, in their words
 _LOVE = re.compile(
-    r"\bI(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
+    r"\b(?:I|we)(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
     re.I,
 )
 LOVED_WORDS = 6
@@ -223,6 +230,20 @@ _HEDGES = re.compile(
     r"^(?:definitely|probably|likely|really|totally|def|surely|certainly|just|also|still|maybe)\s+", re.I
 )
 _REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
+# "those" before what says who they are refers to no earlier words ("support those with similar issues")
+_QUALIFIED = {"who", "with", "in", "of", "at", "that", "whose"}
+
+
+def _refers_back(words: list[str], within: int = 2) -> bool:
+    """Whether a plan or a love opening with ``words`` is about something said before ("check it
+    out", "love them"): a word of ``_REFERS_BACK`` among its first ``within``."""
+    low = [w.lower().strip(",.!?") for w in words[: within + 1]] + [""]
+    return any(
+        w in _REFERS_BACK and not (w in ("those", "these") and low[i + 1] in _QUALIFIED)
+        for i, w in enumerate(low[:within])
+    )
+
+
 # a plan ends where another clause begins ("start a group and see how it goes")
 # where a clause ends: a stop, comma or colon, or a dash between spaces
 _CLAUSE_BREAK = re.compile(rf"[,;:.!?]|{DASH_BREAK}")
@@ -277,6 +298,7 @@ def feelings(statement: str) -> list[str]:
             out.append(
                 f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
             )
+        out += [m.group("e").lower() for m in _EAGER.finditer(sentence)]
         for m in _FRAGMENT.finditer(sentence):
             a = m.group("a").lower()
             after = _next_words(sentence, m.end())
@@ -342,7 +364,7 @@ def loves(statement: str) -> list[str]:
         words = m.group("what").split()
         words = _to_clause_end(words, _CLAUSE_WORDS - {"and", "or"})  # "love reading and hiking"
         # "love it" says nothing of what "it" is
-        if words and words[0].lower() not in _REFERS_BACK and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
+        if words and not _refers_back(words, within=1) and not re.search(r"\byou(?:r)?\b", " ".join(words), re.I):
             out.append(f"{m.group('v').lower()} {' '.join(words[:LOVED_WORDS])}")
     return out
 
@@ -383,9 +405,47 @@ def intentions(statement: str) -> list[str]:
         if (
             len(words) < 2
             or _NOT_PLANS.match(what)
-            or _REFERS_BACK.intersection(w.lower() for w in words[:2])
+            or _refers_back(words)
             or re.search(r"\byou(?:r)?\b", what, re.IGNORECASE)
         ):
             continue
         out.append(" ".join(words[:INTENTION_WORDS]))
     return list(dict.fromkeys(out))
+
+
+# The people a speaker names by how they stand to them ("my husband and kids", "my best friend",
+# "our coach"): the relations the affect anchor keeps. The 1.5B leaves them out (2 of 189 dev
+# units have any), and a copy of a turn has none.
+RELATIONS = frozenset(
+    """
+    mom mum mother dad father parents parent brother brothers sister sisters siblings sibling son sons
+    daughter daughters kids kid children child baby husband wife partner spouse girlfriend boyfriend
+    fiance fiancee family fam grandma grandmother grandpa grandfather grandparents grandkids aunt uncle
+    cousin cousins niece nephew friend friends bff buddy buddies teammates teammate team coach boss
+    coworker coworkers colleague colleagues mentor mentors therapist counselor neighbor neighbors
+    neighbour neighbours roommate roommates classmates classmate students teacher ex in-laws
+    """.split()
+)
+_RELATION = re.compile(
+    r"\b(?:my|our)\s+(?P<how>(?:(?:best|little|younger|older|big|late|new|old|own|whole|closest|dear|ex)\s+){0,2})"
+    r"(?P<who>[a-z-]+)\b(?!'s\b)",
+    re.IGNORECASE,
+)
+_LISTED = re.compile(rf"(?:\s*(?:,|and|&)\s*(?:{'|'.join(sorted(RELATIONS))})\b(?!'s\b))*", re.IGNORECASE)
+RELATIONS_KEPT = 3
+
+
+def relations(statement: str) -> list[str]:
+    """The people a first-person statement names by their relation to the speaker, as said
+    ("husband", "best friend"), in order, at most ``RELATIONS_KEPT``; "my family's dog" names the
+    dog, not the family."""
+    out = []
+    statement = statement.replace("\u2019", "'")
+    for m in _RELATION.finditer(statement):
+        who = m.group("who").lower()
+        if who in RELATIONS:
+            out.append(re.sub(r"\s+", " ", f"{m.group('how')}{who}").lower())
+            # the rest of a list it opens: "my husband and kids", "my friends, family and mentors"
+            listed = _LISTED.match(statement, m.end())
+            out += [w.lower() for w in re.findall(r"[\w-]+", listed.group(0)) if w.lower() in RELATIONS]
+    return list(dict.fromkeys(out))[:RELATIONS_KEPT]

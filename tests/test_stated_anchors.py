@@ -282,6 +282,18 @@ def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
     assert coach.affect.emotion_or_state == "sympathetic"  # the unit's own person's turn first
 
 
+def test_a_unit_takes_relations_only_from_a_speaker_its_fact_names():
+    anchors = {0: AffectAnchor(relation_cues="Omar's grandmother"), 1: AffectAnchor(relation_cues="Coach's team")}
+    both = ("Omar", "Coach")
+    assert with_turn_anchors(_unit(0, 1, who=both), anchors, TURNS).affect.relation_cues == "Omar's grandmother"
+    about_coach = _unit(1, 1, who=both).model_copy(
+        update={"fact": FactAnchor(text="Coach listened to Omar.", participants=list(both))}
+    )
+    assert with_turn_anchors(about_coach, anchors, TURNS).affect.relation_cues == "Coach's team"
+    nobody = _unit(0, 1, who=both).model_copy(update={"fact": FactAnchor(text="They talked.", participants=list(both))})
+    assert with_turn_anchors(nobody, anchors, TURNS).affect.relation_cues == "unknown"
+
+
 def _build(store, on: bool):
     doc = CaseDocument(case=Case(id="g"), sessions=[SessionDocument(session=Session(source_id="s1"), turns=TURNS)])
     store.ingest([doc])

@@ -246,13 +246,16 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
 def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: list[Turn]) -> FTAUnit:
     """A unit whose feeling, intention or relations are unknown takes the first known of its span's turns
     said by one of its people (any of its turns when none is; a copy's only from its speaker,
-    not from the question its span takes in)."""
+    not from the question its span takes in); relations only from a speaker its fact names."""
     span = [t for t in span_turns(unit, turns) if t.idx in anchors]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
+    # "Melanie's husband" on a fact about Caroline names someone the fact is not about
+    named = [t for t in own if re.search(rf"\b{re.escape(t.speaker)}\b", unit.fact.text)]
     update = {}
     for name in ("emotion_or_state", "intention_or_plan", "relation_cues"):
         if getattr(unit.affect, name).strip().lower() in ("unknown", ""):
-            known = [getattr(anchors[t.idx], name) for t in own if getattr(anchors[t.idx], name) != "unknown"]
+            pool = named if name == "relation_cues" else own
+            known = [getattr(anchors[t.idx], name) for t in pool if getattr(anchors[t.idx], name) != "unknown"]
             if known:
                 update[name] = known[0]
     return unit.model_copy(update={"affect": unit.affect.model_copy(update=update)}) if update else unit

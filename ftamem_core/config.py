@@ -222,6 +222,11 @@ class EmbeddingSettings(_Phase):
     embedding_batch_size: int = setting(64, description="texts embedded at once")
 
 
+# `ground_facts`: a fact over more turns than this needs `long_span_support` (measured on dev as
+# the switch `long_span_turns`: off, content recall fell and the facts it let back read worse).
+LONG_SPAN_TURNS = 4
+
+
 class ExtractionSettings(_Phase):
     """FTA units from a fragment, with the repairs beyond the paper that a small model needs
     (construction/repairs/)."""
@@ -282,15 +287,15 @@ class ExtractionSettings(_Phase):
         description="the share of a fact's word stems its evidence must hold (also for longitudinal notes' clauses)",
     )
     # The more turns, the more of a made-up fact's words they hold by chance ("Audrey and her dogs
-    # walked with Andrew on the trail", 12 turns of hikes and dogs, 0.67).
-    long_span_turns: int = setting(
-        4,
-        ge=0,
+    # walked with Andrew on the trail", 12 turns of hikes and dogs, 0.67): part of `ground_facts`.
+    long_span_support: float = setting(
+        0.75,
+        ge=0.0,
+        le=1.0,
         build=True,
-        paper=0,
-        description="a fact over more turns than this needs `long_span_support` (0: one threshold for all)",
+        description=f"the share of its word stems a fact over more than {LONG_SPAN_TURNS} turns needs "
+        "(`ground_facts`; at most `fact_support`: one threshold for all)",
     )
-    long_span_support: float = setting(0.75, ge=0.0, le=1.0, build=True, description="the share a long-span fact needs")
     # "I'm impressed with your enthusiasm" made "Maria is enthusiastic".
     told_share: float = setting(
         0.5,
@@ -591,6 +596,8 @@ REMOVED: dict[FieldPath, str] = {
     "linking call in 334 turns",
     ("retrieval", "score_all_below"): "removed: a case is ranked as if all its units were scored (the paper's "
     "Eq. 9), by a bound that stops scoring where no further unit can be kept (exact with a flat index)",
+    ("extraction", "long_span_turns"): f"removed: part of ground_facts (a fact over more than {LONG_SPAN_TURNS} "
+    "turns needs long_span_support; switched off on dev, the facts it let back read worse)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

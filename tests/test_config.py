@@ -357,7 +357,6 @@ BEYOND_THE_PAPER = {
     "extraction.turns_per_unit",
     "extraction.speaker_check",
     "extraction.ground_facts",
-    "extraction.long_span_turns",
     "extraction.told_share",
     "extraction.ground_anchors",
     "extraction.stated_anchors",

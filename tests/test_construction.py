@@ -536,11 +536,13 @@ def test_between_peers_a_remark_is_not_copied_and_beside_an_assistant_it_is(stor
     assert copied == ([3] if listener == "user" else [2])
 
 
-def peers_units(store, units, **extraction):
-    """Build the peer dialogue with one scripted extraction reply and these extraction settings (no
-    verbatim units, so what the reply became is all there is); the final units."""
-    store.ingest([peers_doc()])
-    pipeline = Pipeline(seg_size=4)
+def peers_units(store, units, doc=None, **extraction):
+    """Build the peer dialogue (``doc``, one session; ``peers_doc`` by default) with one scripted
+    extraction reply and these extraction settings (no verbatim units, so what the reply became is
+    all there is); the final units."""
+    doc = doc or peers_doc()
+    store.ingest([doc])
+    pipeline = Pipeline(seg_size=len(doc.sessions[0].turns))
     pipeline.extraction = lambda m: {"memory_units": units}
     build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False, **extraction}))
     return store.units("c1")
@@ -914,19 +916,27 @@ def test_an_over_long_turn_is_cut_for_the_prompt_stored_whole_and_logged(store):
     assert store.turns("c1")[1].text == huge  # the stored turn is whole
 
 
-@pytest.mark.parametrize(
-    "long_turns, long_support, kept",
-    [(3, 0.75, [(0, 1)]), (3, 0.5, [(0, 1), (0, 3)]), (4, 0.75, [(0, 1), (0, 3)]), (0, 0.75, [(0, 1), (0, 3)])],
-)
-def test_a_fact_over_a_long_span_needs_long_span_support(store, long_turns, long_support, kept):
+@pytest.mark.parametrize("long_support, kept", [(0.75, [(0, 1), (0, 3)]), (0.5, [(0, 1), (0, 3), (0, 5)])])
+def test_a_fact_over_a_long_span_needs_long_span_support(store, long_support, kept):
+    from ftamem_core.config import LONG_SPAN_TURNS
     from ftamem_core.construction.repairs.grounding import support
 
+    doc = peers_doc()
+    doc.sessions[0].turns += [
+        Turn(role="user", speaker="Melanie", text="That sounds like a good week."),
+        Turn(role="user", speaker="Caroline", text="It was, thanks for asking."),
+    ]
     fact = "Caroline researched adoption agencies with Melanie at a café downtown."
-    assert 0.5 <= support(fact, [t.text for t in peers_doc().sessions[0].turns], ["Caroline", "Melanie"]) < 0.75
+    assert 0.5 <= support(fact, [t.text for t in doc.sessions[0].turns], ["Caroline", "Melanie"]) < 0.75
+    assert LONG_SPAN_TURNS == 4  # (0, 3) is not a long span, (0, 5) is
     units = peers_units(
         store,
-        [unit(fact, 0, 1), unit(fact.replace("researched", "is researching"), 0, 3)],
-        long_span_turns=long_turns,
+        [
+            unit(fact, 0, 1),
+            unit(fact.replace("researched", "is researching"), 0, 3),
+            unit(fact.replace("researched", "was researching"), 0, 5),
+        ],
+        doc=doc,
         long_span_support=long_support,
         ground_facts=True,
         merge_duplicates=False,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ...config import Settings
+from ...config import LONG_SPAN_TURNS, Settings
 from ...models import FTAUnit, Turn
 from .. import build_events as ev
 from ..extraction import Fragment, span_turns, verbatim_units
@@ -52,9 +52,9 @@ class Repairs:
         return unit
 
     def support_needed(self, turns: int) -> float:
-        """``fact_support``, or ``long_span_support`` for a fact over more than ``long_span_turns``."""
+        """``fact_support``, or ``long_span_support`` for a fact over more than ``LONG_SPAN_TURNS``."""
         s = self.settings
-        if s.extraction.long_span_turns and turns > s.extraction.long_span_turns:
+        if turns > LONG_SPAN_TURNS:
             return max(s.extraction.fact_support, s.extraction.long_span_support)
         return s.extraction.fact_support
 

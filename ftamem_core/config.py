@@ -597,7 +597,8 @@ REMOVED: dict[FieldPath, str] = {
     ("retrieval", "score_all_below"): "removed: a case is ranked as if all its units were scored (the paper's "
     "Eq. 9), by a bound that stops scoring where no further unit can be kept (exact with a flat index)",
     ("extraction", "long_span_turns"): f"removed: part of ground_facts (a fact over more than {LONG_SPAN_TURNS} "
-    "turns needs long_span_support; switched off on dev, the facts it let back read worse)",
+    "turns needs long_span_support; switched off on dev, the facts it let back read worse; for one "
+    "threshold for all, set long_span_support to fact_support or below)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

@@ -88,6 +88,8 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I can't wait for things to get back to normal.", ["can't wait"]),
         ("We love climbing, sliding, and playing games.", ["love climbing"]),
         ("Oh, I've been to Paris yesterday! It was sooo cool.", ["it was sooo cool"]),
+        ("Sooo excited!", ["excited"]),
+        ("I'm sooo looking forward to it.", ["looking forward"]),
     ],
 )
 def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
@@ -134,7 +136,12 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "Mom said it was such a relief to have Dad home.",  # Mom's
         "Dad is finally home - it must be such a relief for Mom.",
         "My husband can't wait to retire.",  # his
+        "I can't wait any longer.",  # impatience
+        "I can't wait around for him to change.",
+        "Can't wait to see the pics!",  # the listener's news
+        "I can't wait to hear more about it.",
         "I'm not looking forward to it.",  # a dread, not eagerness
+        "Looking forward, I want to focus on my health.",  # from now on
         "We love you guys!",  # the listeners
     ],
 )
@@ -183,7 +190,8 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("That movie made me want to cry all night.", []),  # a past urge
         # "those" with who they are refers to nothing said before
         ("I'd love to support those with similar issues.", ["support those with similar issues"]),
-        ("I'd love to see those again.", []),
+        ("I'd love to visit those again.", []),
+        ("I need to fix those at home.", []),
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):
@@ -247,8 +255,17 @@ def test_anchors_come_from_the_persons_turns_only():
         ("My friends, family and mentors are my rocks.", ["friends", "family", "mentors"]),
         ("My sister Priya lives in Leeds.", ["sister"]),
         ("I miss my best friend and my late father.", ["best friend", "late father"]),
-        ("Here's a photo of my family's dog.", []),  # the dog's
-        ("Our furry friends make great cuddle buddies.", []),  # pets
+        ("Here's a photo of my family's dog.", ["family"]),  # the possessor
+        ("Our furry friends make great cuddle buddies.", []),  # "furry" is no relation's word
+        ("My ex-wife texted me and my mother-in-law called.", ["ex-wife", "mother-in-law"]),
+        ("My ex is back.", ["ex"]),
+        ("I want to be brave for my family- they motivate me.", ["family"]),  # a dash, not a hyphen
+        ("My son and daughter-in-law came.", ["son", "daughter-in-law"]),
+        ("My best friend's mom died.", ["best friend"]),  # the possessor is the speaker's
+        ("I love my own kids.", ["kids"]),
+        ("I had a fight with my best friend.", ["best friend"]),
+        ("Thanks, my friend!", []),  # the listener, addressed
+        ("Stay safe my friend.", []),
         ("Your mom sounds lovely.", []),  # the listener's
         ("My mom, my dad, my sister and my brother came.", ["mom", "dad", "sister"]),  # at most three
     ],
@@ -280,6 +297,21 @@ def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
     assert with_turn_anchors(_unit(0, 2, feeling="sad"), anchors, TURNS).affect.emotion_or_state == "sad"
     coach = with_turn_anchors(_unit(0, 2, who=("Coach",)), anchors, TURNS)
     assert coach.affect.emotion_or_state == "sympathetic"  # the unit's own person's turn first
+
+
+def test_a_turn_without_a_speaker_names_its_role_and_the_fact_check_is_not_fooled():
+    turns = [Turn(idx=0, role="user", speaker="", text="My husband left me.")]
+    assert stated_anchors(turns, [])[0].relation_cues == "user's husband"
+    seeker = [Turn(idx=0, role="user", speaker="seeker", text="My husband left me.")]
+    unit_ = _unit(0, 0, who=("seeker",)).model_copy(
+        update={"fact": FactAnchor(text="Seeker's husband left.", participants=["seeker"])}
+    )
+    assert (
+        with_turn_anchors(unit_, stated_anchors(seeker, ["seeker"]), seeker).affect.relation_cues == "seeker's husband"
+    )
+    nameless = _unit(0, 0, who=("",)).model_copy(update={"fact": FactAnchor(text="Someone left.", participants=[""])})
+    anchors = {0: AffectAnchor(relation_cues="user's husband")}
+    assert with_turn_anchors(nameless, anchors, turns).affect.relation_cues == "unknown"
 
 
 def test_a_unit_takes_relations_only_from_a_speaker_its_fact_names():

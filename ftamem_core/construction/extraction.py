@@ -238,7 +238,7 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
             out[turn.idx] = AffectAnchor(
                 emotion_or_state=", ".join(felt[:3]) or "unknown",
                 intention_or_plan="; ".join(plans[:2]) or "unknown",
-                relation_cues=f"{turn.speaker}'s {', '.join(people)}" if people else "unknown",
+                relation_cues=f"{turn.speaker or turn.role}'s {', '.join(people)}" if people else "unknown",
             )
     return out
 
@@ -250,7 +250,7 @@ def with_turn_anchors(unit: FTAUnit, anchors: dict[int, AffectAnchor], turns: li
     span = [t for t in span_turns(unit, turns) if t.idx in anchors]
     own = [t for t in span if t.speaker in unit.fact.participants] or ([] if unit.origin == "copied" else span)
     # "Melanie's husband" on a fact about Caroline names someone the fact is not about
-    named = [t for t in own if re.search(rf"\b{re.escape(t.speaker)}\b", unit.fact.text)]
+    named = [t for t in own if t.speaker and re.search(rf"\b{re.escape(t.speaker)}\b", unit.fact.text, re.I)]
     update = {}
     for name in ("emotion_or_state", "intention_or_plan", "relation_cues"):
         if getattr(unit.affect, name).strip().lower() in ("unknown", ""):

@@ -2,8 +2,9 @@
 
 A person in a support conversation names a feeling in a word or two ("I felt ashamed all
 weekend", "I'm torn", "it calms me") and a plan in a short clause ("I want to apply at the
-bank"). The 1.5B leaves nearly all of them out of its units (0 of 19 on a grief case), and a copy
-of a turn has no anchors at all. These rules read them from the speaker's first-person
+bank"), and the people around them by how they stand to them ("my husband and kids"). The 1.5B
+leaves nearly all of them out of its units (0 of 19 on a grief case), and a copy of a turn has no
+anchors at all. These rules read them from the speaker's first-person
 statements (setting ``stated_anchors``): the words are the speaker's, so an anchor can be
 wrong only about the words around it (a negation is kept: "not happy"), never invented.
 
@@ -91,7 +92,7 @@ _FEELING = re.compile(
 # A feeling given as an answer ("How did that feel?" - "Guilty at first, honestly. But relieved."):
 # a short sentence that opens with it.
 _ANSWER = re.compile(
-    rf"^(?:(?:but|and|honestly|mostly|just|still|a bit|pretty|really|so|very|quite|kind of|kinda|a little|super|totally),?\s+)*"
+    rf"^(?:(?:but|and|honestly|mostly|just|still|a bit|pretty|really|so+|very|quite|kind of|kinda|a little|super|totally),?\s+)*"
     rf"(?P<a>[a-z]+)(?:\s+(?P<conj>and|but|yet)\s+(?:{_MODIFIERS}\s+)*(?P<b>[a-z]+))?\b",
     re.IGNORECASE,
 )
@@ -107,11 +108,16 @@ _FRAGMENT = re.compile(
 )
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
+# the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
+# ..." is his)
+_OWN_WAIT = r"(?:^|[.!?]\s+|\b(?:i|we)(?:'m| am|'re| are)?\s+(?:(?:so+|really|just|also|still)\s+)?)"
 # the speaker's own eagerness, in their words: dev LoCoMo turns close a plan with "Can't wait!" ("Hope
-# I find one soon. Can't wait!") or answer "Looking forward to it"; "My husband can't wait" is his
+# I find one soon. Can't wait!") or answer "Looking forward to it". Not impatience ("I can't wait any
+# longer", "can't wait around for him"), not "Looking forward, I want to ..." (from now on), not
+# waiting for the listener's news ("Can't wait to see the pics!", "to hear more about it").
 _EAGER = re.compile(
-    r"(?:^|\b(?:I|we)(?:'m| am|'re| are)?\s+(?:(?:so|really|just|also|still)\s+)?)"
-    r"(?P<e>can't wait|cannot wait|looking forward)\b",
+    rf"{_OWN_WAIT}(?P<e>can't wait|cannot wait|looking forward)(?=\s*(?:[!.]|$)|\s+(?:to|for)\b)"
+    r"(?!\s+(?:to|for)\s+(?:see|hear|read|try|check)\s+(?:it|them|that|this|more|those|these|you|your|the pics?|the photos?)\b)",
     re.IGNORECASE,
 )
 _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
@@ -180,10 +186,7 @@ _INTENT = re.compile(
     r"|\bmy (?P<goal>goal|plan|aim|dream) is to"
     # "That makes me want to hike with my dogs" (dev conv-44)
     r"|(?<!\bnothing )\bmakes me (?P<made>want to|wanna)"
-    # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
-    # ..." is his)
-    r"|(?:^|[.!?]\s+|\bi(?:'m| am)?\s+(?:really\s+|so\s+)?|\bwe(?:'re| are)?\s+(?:really\s+|so\s+)?)"
-    r"(?P<wait>can't wait to|cannot wait to|looking forward to))"
+    rf"|{_OWN_WAIT}(?P<wait>can't wait to|cannot wait to|looking forward to))"
     r"\s+(?P<what>[^.,;:!?()\"]+)",
     re.IGNORECASE,
 )
@@ -231,12 +234,13 @@ _HEDGES = re.compile(
 )
 _REFERS_BACK = {"it", "that", "this", "those", "them", "these"}
 # "those" before what says who they are refers to no earlier words ("support those with similar issues")
-_QUALIFIED = {"who", "with", "in", "of", "at", "that", "whose"}
+_QUALIFIED = {"who", "whose", "with", "that"}
 
 
 def _refers_back(words: list[str], within: int = 2) -> bool:
     """Whether a plan or a love opening with ``words`` is about something said before ("check it
-    out", "love them"): a word of ``_REFERS_BACK`` among its first ``within``."""
+    out", "love them"): a word of ``_REFERS_BACK`` among its first ``within``, but for "those" or
+    "these" before what says who they are."""
     low = [w.lower().strip(",.!?") for w in words[: within + 1]] + [""]
     return any(
         w in _REFERS_BACK and not (w in ("those", "these") and low[i + 1] in _QUALIFIED)
@@ -414,38 +418,64 @@ def intentions(statement: str) -> list[str]:
 
 
 # The people a speaker names by how they stand to them ("my husband and kids", "my best friend",
-# "our coach"): the relations the affect anchor keeps. The 1.5B leaves them out (2 of 189 dev
+# "our coach"): the relations the affect anchor keeps. The 1.5B leaves them out (2 of 186 dev
 # units have any), and a copy of a turn has none.
 RELATIONS = frozenset(
     """
     mom mum mother dad father parents parent brother brothers sister sisters siblings sibling son sons
     daughter daughters kids kid children child baby husband wife partner spouse girlfriend boyfriend
-    fiance fiancee family fam grandma grandmother grandpa grandfather grandparents grandkids aunt uncle
-    cousin cousins niece nephew friend friends bff buddy buddies teammates teammate team coach boss
-    coworker coworkers colleague colleagues mentor mentors therapist counselor neighbor neighbors
+    fiance fiancee family fam grandma grandmother grandpa grandfather grandparents grandkids grandson
+    granddaughter aunt uncle cousin cousins niece nephew stepmom stepdad stepmother stepfather stepson
+    stepdaughter stepbrother stepsister friend friends bff buddy buddies teammates teammate team coach
+    boss coworker coworkers colleague colleagues mentor mentors therapist counselor neighbor neighbors
     neighbour neighbours roommate roommates classmates classmate students teacher ex in-laws
     """.split()
 )
+# "ex-wife", "mother-in-law": a relation with the prefix or suffix of another tie
+_TIE = re.compile(r"^(?:ex-)?(?P<base>[a-z]+)(?:-in-law)?$")
+_WORD_OF_TIE = r"(?P<who>[a-z]+(?:-[a-z]+)*)(?!\w|-[a-z])"
+# what may stand before it ("my late father", "my best friend"); "own" and "whole" are not kept
 _RELATION = re.compile(
-    r"\b(?:my|our)\s+(?P<how>(?:(?:best|little|younger|older|big|late|new|old|own|whole|closest|dear|ex)\s+){0,2})"
-    r"(?P<who>[a-z-]+)\b(?!'s\b)",
+    r"\b(?:my|our)\s+(?P<how>(?:(?:best|little|younger|older|big|late|new|old|own|whole|closest|dear)\s+){0,2})"
+    + _WORD_OF_TIE,
     re.IGNORECASE,
 )
-_LISTED = re.compile(rf"(?:\s*(?:,|and|&)\s*(?:{'|'.join(sorted(RELATIONS))})\b(?!'s\b))*", re.IGNORECASE)
+# the rest of a list it opens: "my husband and kids", "my friends, family and mentors"
+_LISTED = re.compile(r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _WORD_OF_TIE, re.IGNORECASE)
+# "Thanks my friend!", "Good luck, my friend.": the listener addressed, not a friend told of
+_ADDRESSED = frozenset({"friend", "friends", "buddy", "buddies", "bff"})
+_ADDRESS_LEAD = re.compile(
+    r"(?:[,.!?]|\b(?:thanks|thank you|hey|hi|hello|bye|luck|safe|well|care|love you|cheers))\s*$", re.I
+)
 RELATIONS_KEPT = 3
+
+
+def _tie(word: str) -> str | None:
+    word = word.lower()
+    m = _TIE.match(word)
+    return word if word in RELATIONS or (m and m.group("base") in RELATIONS) else None
 
 
 def relations(statement: str) -> list[str]:
     """The people a first-person statement names by their relation to the speaker, as said
-    ("husband", "best friend"), in order, at most ``RELATIONS_KEPT``; "my family's dog" names the
-    dog, not the family."""
+    ("husband", "best friend", "mother-in-law"), in order, at most ``RELATIONS_KEPT``; the
+    possessor is the speaker's ("my best friend's mom" names the best friend)."""
     out = []
     statement = statement.replace("\u2019", "'")
     for m in _RELATION.finditer(statement):
-        who = m.group("who").lower()
-        if who in RELATIONS:
-            out.append(re.sub(r"\s+", " ", f"{m.group('how')}{who}").lower())
-            # the rest of a list it opens: "my husband and kids", "my friends, family and mentors"
-            listed = _LISTED.match(statement, m.end())
-            out += [w.lower() for w in re.findall(r"[\w-]+", listed.group(0)) if w.lower() in RELATIONS]
+        who = _tie(m.group("who"))
+        if who is None:
+            continue
+        if (
+            who in _ADDRESSED
+            and re.match(r"\s*(?:[,.!?]|$)", statement[m.end() :])
+            and _ADDRESS_LEAD.search(statement[: m.start()])
+        ):
+            continue
+        how = " ".join(w for w in m.group("how").lower().split() if w not in ("own", "whole"))
+        out.append(f"{how} {who}".strip())
+        at = m.end()
+        while (n := _LISTED.match(statement, at)) and (more := _tie(n.group("who"))):
+            out.append(more)
+            at = n.end()
     return list(dict.fromkeys(out))[:RELATIONS_KEPT]

@@ -441,7 +441,8 @@ _RELATION = re.compile(
     re.IGNORECASE,
 )
 # the rest of a list it opens: "my husband and kids", "my friends, family and mentors"
-_LISTED = re.compile(r"(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)" + _WORD_OF_TIE, re.IGNORECASE)
+# (a joint only at the start of a run of spaces: a search over many spaces stays linear)
+_LISTED = re.compile(r"(?<!\s)\s*(?:,\s*(?:and\s+)?|and\s+|&\s*)" + _WORD_OF_TIE, re.IGNORECASE)
 # "Thanks my friend!", "Good luck, my friend.": the listener addressed, not a friend told of
 _ADDRESSED = frozenset({"friend", "friends", "buddy", "buddies", "bff"})
 _ADDRESS_LEAD = re.compile(

@@ -296,18 +296,6 @@ class ExtractionSettings(_Phase):
         description=f"the share of its word stems a fact over more than {LONG_SPAN_TURNS} turns needs "
         "(`ground_facts`; at most `fact_support`: one threshold for all)",
     )
-    # "I'm impressed with your enthusiasm" made "Maria is enthusiastic".
-    told_share: float = setting(
-        0.5,
-        ge=0.0,
-        le=1.0,
-        build=True,
-        paper=0.0,
-        description="between peers (no "
-        "assistant), a model-written fact is dropped when less than this share of its "
-        "supported stems come from what the speakers tell, not from what they say to each "
-        "other (0: off)",
-    )
     ground_anchors: bool = setting(
         True,
         build=True,
@@ -599,6 +587,8 @@ REMOVED: dict[FieldPath, str] = {
     ("extraction", "long_span_turns"): f"removed: part of ground_facts (a fact over more than {LONG_SPAN_TURNS} "
     "turns needs long_span_support; switched off on dev, the facts it let back read worse; for one "
     "threshold for all, set long_span_support to fact_support or below)",
+    ("extraction", "told_share"): "removed: switched off on dev it changed no packet, and of the units it "
+    "changed, the fact it kept out was as often right as wrong",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

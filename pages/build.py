@@ -231,10 +231,6 @@ def live() -> None:
                 st.caption(f"turns in no unit kept in their own words: {turns(e.turns)}")
             elif isinstance(e, ev.DuplicateMerged):
                 st.text(f"merged a near-duplicate: {e.dropped}")
-            elif isinstance(e, ev.ToldToEachOther):
-                st.text(
-                    f"dropped, made of what the speakers say to each other ({e.told:.0%} of its words told): {e.fact}"
-                )
             elif isinstance(e, ev.SpeakerUnresolved):
                 st.text(f"dropped, no naming of the speakers fits its turns: {e.fact}")
             elif isinstance(e, ev.Unsupported):

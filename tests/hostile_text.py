@@ -58,10 +58,9 @@ def _text_functions():
         ),
         "joint_subject": lambda t: g.joint_subject("Caroline" + t + "and" + t + "Melanie hiked", turns(t), names),
         "subject": lambda t: g.subject(t + "Caroline", names),
-        "sentences, stated, told": lambda t: (
+        "sentences, stated": lambda t: (
             g.sentences("Hi." + t + "Yes!" + t),
             g.stated(t + "?" + t),
-            g.told(t + "you" + t),
         ),
         "grounded_clauses": lambda t: g.grounded_clauses("Caroline hiked." + t + ";" + t, turns(t), names, 0.5),
         "swap_names": lambda t: g.swap_names("Caroline" + t + "Melanie", "Caroline", "Melanie"),

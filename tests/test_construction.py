@@ -567,7 +567,6 @@ def test_the_speaker_check_judges_a_merged_unit_again_over_its_wider_span(store,
             unit("Melanie is researching adoption agencies for her family this month", 0, 1),
         ],
         ground_facts=False,
-        told_share=0,
         duplicate_cosine=0.5,
         speaker_check=check,
     )
@@ -600,7 +599,7 @@ def test_the_speaker_check_judges_a_fused_unit_over_turns_of_the_fragment_it_was
         store,
         pipeline,
         settings=SETTINGS.with_overrides(
-            extraction={"verbatim_fallback": False, "ground_facts": False, "told_share": 0, "turns_per_unit": 0},
+            extraction={"verbatim_fallback": False, "ground_facts": False, "turns_per_unit": 0},
             segmentation={"min_fragment_turns": 1},
         ),
     )
@@ -658,7 +657,6 @@ def test_a_fact_no_naming_of_the_speakers_settles_is_dropped_for_the_turns_own_w
             extraction={
                 "verbatim_fallback": fallback,
                 "ground_facts": False,
-                "told_share": 0,
                 "turns_per_unit": 0,
             },
             segmentation={"min_fragment_turns": 1},
@@ -725,7 +723,7 @@ def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_o
         store,
         pipeline,
         settings=SETTINGS.with_overrides(
-            extraction={"ground_facts": False, "told_share": 0, "turns_per_unit": 0},
+            extraction={"ground_facts": False, "turns_per_unit": 0},
             segmentation={"min_fragment_turns": 1},
         ),
     )
@@ -802,30 +800,6 @@ def test_fact_grounding_acts_with_its_setting(store, check):
     )  # the second is nowhere said
     texts = [u.fact.text for u in units]
     assert texts[0].startswith("Caroline is researching") and len(texts) == (1 if check else 2)
-
-
-@pytest.mark.parametrize("share", [0.5, 0.0])
-def test_told_share_drops_a_fact_made_of_what_peers_say_to_each_other_with_its_setting(store, share):
-    units = peers_units(
-        store,
-        [
-            unit("Caroline is researching adoption agencies for her family.", 0, 1),
-            unit("Melanie is proud of Caroline's big step.", 0, 1),
-        ],  # "I'm proud of you"
-        told_share=share,
-    )
-    assert [u.fact.text for u in units][1:] == ([] if share else ["Melanie is proud of Caroline's big step."])
-
-
-def test_told_share_leaves_a_counselors_words_to_the_person(store):
-    doc = peers_doc()
-    for t in doc.sessions[0].turns[1::2]:  # Melanie becomes the counselor
-        t.role = "assistant"
-    store.ingest([doc])
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {"memory_units": [unit("Melanie is proud of Caroline's big step.", 0, 1)]}
-    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}))
-    assert [u.fact.text for u in store.units("c1")] == ["Melanie is proud of Caroline's big step."]
 
 
 def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store):

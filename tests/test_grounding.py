@@ -218,38 +218,6 @@ def test_a_sentence_about_the_listener_is_second_person_without_i():
     assert not to_listener("I met John at the playground.", ["John"])
 
 
-def test_what_a_turn_tells_leaves_out_what_it_says_to_the_listener():
-    from ftamem_core.construction.repairs.grounding import told
-
-    text = (
-        "Yeah, Oskar. Small changes to the timetable help lots of riders. I'm really impressed with your "
-        "patience! Your advice means a lot to me. Did you sleep?"
-    )
-    assert told(text) == "Small changes to the timetable help lots of riders."
-
-
-def test_told_share_is_low_for_a_fact_made_of_what_peers_say_to_each_other():
-    from ftamem_core.construction.repairs.grounding import told_share
-
-    peers = ["Ilse", "Oskar"]
-    turns = [
-        turn(
-            0,
-            "Ilse",
-            "Small changes to the timetable help lots of riders. I'm really impressed with "
-            "your patience and persistence!",
-        ),
-        turn(1, "Oskar", "Thanks, Ilse. Your encouragement means a lot to me. I rewrote the bus timetable."),
-    ]
-    # Oskar's patience, praised by Ilse, made Ilse's trait: of its found stems only "timetable" is told
-    assert (
-        told_share("Ilse is patient and persistent with the timetable; her encouragement helps Oskar.", turns, peers)
-        == 0.25
-    )
-    assert told_share("Oskar rewrote the bus timetable.", turns, peers) == 1.0
-    assert told_share("Ilse likes opera.", turns, peers) == 1.0  # nothing found: the support check's case
-
-
 def test_item3_addressing_is_linear_on_long_whitespace():
     import time
 

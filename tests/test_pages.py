@@ -160,7 +160,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
             ev.VerbatimKept(turns=[7]),
             ev.DuplicateMerged(kept="k", dropped="Same again."),
             ev.Unsupported(fact="Made up.", support=0.25),
-            ev.ToldToEachOther(fact="Kind words.", told=0.2),
             ev.SpeakerUnresolved(fact="Who said it."),
             ev.LinkAdded(
                 link=Link(source=b, target=a, relation="supports", confidence="high"), neighbour_status="ongoing"

@@ -101,11 +101,6 @@ class Unsupported(Dropped):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToldToEachOther(Dropped):
-    told: float  # the share of its supported stems from what the speakers tell
-
-
-@dataclass(frozen=True, kw_only=True)
 class SpeakerUnresolved(Dropped):
     """No naming of the speakers fits its turns."""
 

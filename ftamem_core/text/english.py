@@ -21,7 +21,6 @@ SAMPLE_CHARS = 20_000
 REPAIRS_OFF = {
     "extraction": {
         "ground_facts": False,  # a fact's share of its turns' [a-z] word stems
-        "told_share": 0.0,  # second-person statements rewritten as "told" (English pronouns)
         "speaker_check": False,  # first-person and name checks of who a fact is about
         "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk

@@ -14,7 +14,7 @@ from ...config import LONG_SPAN_TURNS, Settings
 from ...models import FTAUnit, Turn
 from .. import build_events as ev
 from ..extraction import Fragment, span_turns, verbatim_units
-from .grounding import support, told_share
+from .grounding import support
 from .spans import ground_anchors
 from .speaker import settled_speaker
 
@@ -34,12 +34,6 @@ class Repairs:
             share = support(unit.fact.text, sources, self.speakers)
             if share < self.support_needed(len(span)):
                 self.progress(ev.Unsupported(fact=unit.fact.text, support=round(share, 2)))
-                return None
-        if self.settings.extraction.told_share and self.peers:
-            # the prompt asks for no unit of compliments or encouragement; the 1.5B writes them
-            share = told_share(unit.fact.text, span_turns(unit, turns), self.speakers)
-            if share < self.settings.extraction.told_share:
-                self.progress(ev.ToldToEachOther(fact=unit.fact.text, told=round(share, 2)))
                 return None
         if self.settings.extraction.speaker_check:
             settled = settled_speaker(unit, turns, self.speakers)

@@ -490,24 +490,6 @@ def stated(text: str) -> str:
     return " ".join(saying(text))
 
 
-def told(text: str) -> str:
-    """What a turn tells, not what it says to its listener: its sentences without questions,
-    small talk and the second person. "I'm really impressed with your enthusiasm!" and "Your
-    encouragement means a lot to me" are about the listener, though they say "I"."""
-    return " ".join(s for s in saying(text) if not _YOU.search(s))
-
-
-def told_share(fact: str, turns: list, names: tuple[str, ...] | list[str] = ()) -> float:
-    """Of a fact's word stems found in its turns (names aside), the share found in what the turns
-    tell (``told``); 1.0 when none is found. Low for a fact made of what two people say to each
-    other: "Maria is enthusiastic and committed" from Maria's "I'm really impressed with your
-    enthusiasm and commitment to it!" (John's enthusiasm) has 0.17."""
-    found = _stems(fact, names) & _stems(" ".join(t.text for t in turns), names)
-    if not found:
-        return 1.0
-    return len(found & _stems(" ".join(told(t.text) for t in turns), names)) / len(found)
-
-
 def swap_names(text: str, a: str, b: str) -> str:
     """``text`` with the names ``a`` and ``b`` exchanged."""
     return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: b if m.group(1) == a else a, text)

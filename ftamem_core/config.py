@@ -588,7 +588,8 @@ REMOVED: dict[FieldPath, str] = {
     "turns needs long_span_support; switched off on dev, the facts it let back read worse; for one "
     "threshold for all, set long_span_support to fact_support or below)",
     ("extraction", "told_share"): "removed: switched off on dev it changed no packet, and of the units it "
-    "changed, the fact it kept out was as often right as wrong",
+    "changed, the fact it kept out was as often right as wrong; builds now behave as told_share = 0, so "
+    "remove it from the file",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

@@ -259,6 +259,8 @@ def test_anchors_come_from_the_persons_turns_only():
         ("Our furry friends make great cuddle buddies.", []),  # "furry" is no relation's word
         ("My ex-wife texted me and my mother-in-law called.", ["ex-wife", "mother-in-law"]),
         ("My ex is back.", ["ex"]),
+        ("My mom & dad came.", ["mom", "dad"]),
+        ("I told my husband\nand kids.", ["husband", "kids"]),
         ("I want to be brave for my family- they motivate me.", ["family"]),  # a dash, not a hyphen
         ("My son and daughter-in-law came.", ["son", "daughter-in-law"]),
         ("My best friend's mom died.", ["best friend"]),  # the possessor is the speaker's

@@ -544,7 +544,7 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
 
 def between_peers(turns: list[Turn]) -> bool:
     """A dialogue between people with no assistant (LoCoMo's friends), where what one says to
-    the other is often a reaction, not their own news (``verbatim_units``, ``told_share``)."""
+    the other is often a reaction, not their own news (``verbatim_units``, ``Repairs.settle_speakers``)."""
     return not any(t.role == "assistant" for t in turns)
 
 

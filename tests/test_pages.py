@@ -175,7 +175,6 @@ def test_build_page_shows_each_kind_of_build_event(app):
         "turns in no unit kept in their own words: 8",
         "merged a near-duplicate: Same again.",
         "dropped, not in its turns (25% of its words): Made up.",
-        "dropped, made of what the speakers say to each other (20% of its words told): Kind words.",
         "dropped, no naming of the speakers fits its turns: Who said it.",
         f"link added: m{b} supports m{a} (high confidence): m{b} \u201cDaniel talked about his father.\u201d",
     ]:

@@ -294,7 +294,7 @@ class ExtractionSettings(_Phase):
         le=1.0,
         build=True,
         description=f"the share of its word stems a fact over more than {LONG_SPAN_TURNS} turns needs "
-        "(`ground_facts`; at most `fact_support`: one threshold for all)",
+        "(part of `ground_facts`; at or below `fact_support`: one threshold for all)",
     )
     ground_anchors: bool = setting(
         True,

@@ -448,6 +448,7 @@ _ADDRESSED = frozenset({"friend", "friends", "buddy", "buddies", "bff"})
 _ADDRESS_LEAD = re.compile(
     r"(?:[,.!?]|\b(?:thanks|thank you|hey|hi|hello|bye|luck|safe|well|care|love you|cheers))\s*$", re.I
 )
+_ENDS_HERE = re.compile(r"\s*(?:[,.!?]|$)")
 RELATIONS_KEPT = 3
 
 
@@ -467,11 +468,7 @@ def relations(statement: str) -> list[str]:
         who = _tie(m.group("who"))
         if who is None:
             continue
-        if (
-            who in _ADDRESSED
-            and re.match(r"\s*(?:[,.!?]|$)", statement[m.end() :])
-            and _ADDRESS_LEAD.search(statement[: m.start()])
-        ):
+        if who in _ADDRESSED and _ENDS_HERE.match(statement, m.end()) and _ADDRESS_LEAD.search(statement, 0, m.start()):
             continue
         how = " ".join(w for w in m.group("how").lower().split() if w not in ("own", "whole"))
         out.append(f"{how} {who}".strip())

@@ -296,13 +296,6 @@ class ExtractionSettings(_Phase):
         description=f"the share of its word stems a fact over more than {LONG_SPAN_TURNS} turns needs "
         "(part of `ground_facts`; at or below `fact_support`: one threshold for all)",
     )
-    ground_anchors: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="feeling, intention, relations and "
-        "summary sharing no content word with the evidence become unknown",
-    )
     stated_anchors: bool = setting(
         True,
         build=True,
@@ -590,6 +583,8 @@ REMOVED: dict[FieldPath, str] = {
     ("extraction", "told_share"): "removed: switched off on dev it changed no packet, and of the units it "
     "changed, the fact it kept out was as often right as wrong; builds now behave as told_share = 0, so "
     "remove it from the file",
+    ("extraction", "ground_anchors"): "removed: switched off on dev, the anchors it changed read no better or worse "
+    "blind (a model's feeling or intention sharing no word with the turns is kept, as the paper keeps it)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

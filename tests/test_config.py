@@ -357,7 +357,6 @@ BEYOND_THE_PAPER = {
     "extraction.turns_per_unit",
     "extraction.speaker_check",
     "extraction.ground_facts",
-    "extraction.ground_anchors",
     "extraction.stated_anchors",
     "longitudinal.ground_notes",
     "extraction.merge_duplicates",

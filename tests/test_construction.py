@@ -751,14 +751,6 @@ def test_duplicate_merging_acts_with_its_setting(store, check):
 
 
 @pytest.mark.parametrize("check", [True, False])
-def test_anchor_grounding_acts_with_its_setting(store, check):
-    invented = unit("Caroline is researching adoption agencies.", 0, 1)
-    invented["content"]["intention_or_plan"] = "housewarming after the kitchen is done"
-    (u,) = peers_units(store, [invented], ground_anchors=check)
-    assert (u.affect.intention_or_plan == "unknown") is check
-
-
-@pytest.mark.parametrize("check", [True, False])
 def test_note_grounding_acts_with_its_setting(store, check):
     store.ingest([peers_doc()])
     pipeline = Pipeline(seg_size=4)

@@ -185,10 +185,9 @@ def unit_model(first, last):
     return parse([unit("Maya works nights.", first, last)], frag=fragment(10, 14))[0][1]
 
 
-def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
+def test_speaker_check_schema_labels_duplicates_and_verbatim_units():
     from ftamem_core.construction.extraction import Fragment, merge_duplicates, verbatim_units
     from ftamem_core.construction.repairs.speaker import correct_speaker
-    from ftamem_core.construction.repairs.spans import ground_anchors
     from ftamem_core.models import Turn
     from scripted import HashEmbedder, unit as unit_json
 
@@ -210,20 +209,14 @@ def test_speaker_check_anchor_grounding_duplicates_and_verbatim_units():
     fixed = correct_speaker(wrong, turns, ["Caroline", "Melanie"])
     assert fixed.fact.text == "Caroline is researching adoption agencies." and fixed.fact.participants == ["Caroline"]
 
-    odd = wrong.model_copy(
-        update={
-            "affect": wrong.affect.model_copy(
-                update={
-                    "emotion_or_state": "tired",
-                    "intention_or_plan": "housewarming after the kitchen is done",
-                    "relation_cues": "Melanie encourages the step",
-                }
-            )
-        }
+    echoed = unit_json("Caroline is researching adoption agencies.", 10, 10)
+    echoed["content"].update(intention_or_plan="Homework_or_plan", emotion_or_state="past", relation_cues=" ")
+    echoed = to_unit(UnitOut.model_validate(echoed), frag)  # the schema's labels, not the turns' words
+    assert (echoed.affect.intention_or_plan, echoed.affect.emotion_or_state, echoed.affect.relation_cues) == (
+        "unknown",
+        "unknown",
+        "unknown",
     )
-    grounded = ground_anchors(odd, turns, ["Caroline", "Melanie"])
-    assert grounded.affect.emotion_or_state == "unknown" and grounded.affect.intention_or_plan == "unknown"
-    assert grounded.affect.relation_cues == "Melanie encourages the step"  # "step" is in turn 11
 
     race = [
         to_unit(UnitOut.model_validate(unit_json(t, 12, 12)), frag)

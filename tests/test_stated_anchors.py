@@ -416,7 +416,7 @@ def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, s
         pipeline.llm(),
         HashEmbedder(),
         SETTINGS.with_overrides(
-            extraction={"verbatim_fallback": False, "ground_anchors": False, "stated_anchors": True}
+            extraction={"verbatim_fallback": False, "stated_anchors": True}
         ),
         progress=events.append,
     ).build("c1")

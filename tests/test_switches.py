@@ -125,13 +125,13 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     todo = switches.flipped()
     assert todo["verbatim_fallback"] == "false"  # to the paper
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
-    assert len(todo) == 11  # 12 beyond the paper, 1 not measurable here
+    assert len(todo) == 10  # 11 beyond the paper, 1 not measurable here
 
 
 def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):
     _, switches = benchmarks
-    todo = switches.chosen(["turn_channel=0,stated_anchors", "ground_anchors"])
-    assert todo == {"turn_channel=0,stated_anchors=false": "", "ground_anchors": "false"}
+    todo = switches.chosen(["turn_channel=0,stated_anchors", "ground_facts"])
+    assert todo == {"turn_channel=0,stated_anchors=false": "", "ground_facts": "false"}
     with pytest.raises(SystemExit):
         switches.chosen(["turn_channel=0,no_such_setting=1"])
 

@@ -69,10 +69,14 @@ _BUILD_SOURCES = (
     "construction/repairs/checks",
     "construction/repairs/grounding",
     "construction/repairs/speaker",
-    "construction/repairs/spans",
     "construction/temporal",
     "construction/representation",
     "models",
+    # the English rules the repairs and stated anchors read
+    "text/english",
+    "text/english_feelings",
+    "text/english_sentences",
+    "text/english_time",
 )
 _BUILD_PROMPTS = ("segmentation", "extraction", "linking", "longitudinal")
 

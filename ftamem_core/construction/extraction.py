@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -161,6 +161,16 @@ def _sole_speaker(turns: list[Turn]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
+# The schema's labels: a feeling, intention or relation written as one ("homework or plan") echoes
+# the schema, not the turns (the 1.5B writes it in place of an intention).
+_LABELS = {v.replace("_", " ") for v in get_args(ContentType) + get_args(TimeOrientation) + get_args(Completion)}
+
+
+def _anchor(value: str) -> str:
+    text = value.strip()
+    return "unknown" if not text or text.lower().replace("_", " ") in _LABELS else text
+
+
 def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
     """A candidate unit from the model's reply, with its evidence kept inside the fragment and
     its event time checked (or resolved from the expression relative to the session date)."""
@@ -208,9 +218,9 @@ def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
             completion=out.status,
         ),
         affect=AffectAnchor(
-            emotion_or_state=out.content.emotion_or_state.strip() or "unknown",
-            intention_or_plan=out.content.intention_or_plan.strip() or "unknown",
-            relation_cues=out.content.relation_cues.strip() or "unknown",
+            emotion_or_state=_anchor(out.content.emotion_or_state),
+            intention_or_plan=_anchor(out.content.intention_or_plan),
+            relation_cues=_anchor(out.content.relation_cues),
         ),
         evidence=Evidence(session_id=fragment.session_id, start=first, end=last, dialogue_time=fragment.session_time),
         construction_status="partial" if out.status == "partial" else "final",

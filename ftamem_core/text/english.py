@@ -22,7 +22,6 @@ REPAIRS_OFF = {
     "extraction": {
         "ground_facts": False,  # a fact's share of its turns' [a-z] word stems
         "speaker_check": False,  # first-person and name checks of who a fact is about
-        "ground_anchors": False,  # a feeling or intention must share an [a-z] stem with its turns
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
         "stated_anchors": False,  # English feeling words, "I want to" after "I", "my husband", English tenses
     },

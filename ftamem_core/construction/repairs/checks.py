@@ -15,7 +15,6 @@ from ...models import FTAUnit, Turn
 from .. import build_events as ev
 from ..extraction import Fragment, span_turns, verbatim_units
 from .grounding import support
-from .spans import ground_anchors
 from .speaker import settled_speaker
 
 
@@ -41,8 +40,6 @@ class Repairs:
                 self.progress(ev.SpeakerUnresolved(fact=unit.fact.text))
                 return None
             unit = settled
-        if self.settings.extraction.ground_anchors:
-            unit = ground_anchors(unit, turns, self.speakers)
         return unit
 
     def support_needed(self, turns: int) -> float:

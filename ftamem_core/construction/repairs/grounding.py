@@ -49,14 +49,6 @@ she him they them their theirs our ours yes okay""".split()
 )
 
 
-def anchored(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> bool:
-    """Whether a free-text anchor (feeling, intention, relations, summary) shares a word stem with
-    the evidence turns, names aside. "unknown" and empty anchors need no support."""
-    if not text.strip() or text.strip().lower() in ("unknown", "none"):
-        return True
-    return bool(_stems(text, names) & _stems(" ".join(sources), names))
-
-
 def carrying_turns(text: str, turns: list, names: tuple[str, ...] | list[str] = ()) -> list:
     """The turns that carry a fact's words: two shared word stems (names aside), or one for a fact
     of a single stem."""

@@ -310,15 +310,10 @@ class ExtractionSettings(_Phase):
         True,
         build=True,
         paper=False,
-        description="a substantive turn no unit covers gets a unit of its own words, after the question "
+        description="a substantive turn whose words no unit's fact carries (in its span or not) gets a unit "
+        "of its own words, after the question "
         'just before it that it answers (between peers not a remark that says no "I", "my", "we" or "our", '
         "answers nothing, tells no time and shares no photo)",
-    )
-    verbatim_within_spans: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="so does one inside a unit's span whose words the unit's fact does not carry",
     )
 
 
@@ -585,6 +580,8 @@ REMOVED: dict[FieldPath, str] = {
     "remove it from the file",
     ("extraction", "ground_anchors"): "removed: switched off on dev, the anchors it changed read no better or worse "
     "blind (a model's feeling or intention sharing no word with the turns is kept, as the paper keeps it)",
+    ("extraction", "verbatim_within_spans"): "removed: part of verbatim_fallback (a turn inside a unit's span whose "
+    "words the unit's fact does not carry is copied too; switched off on dev, content recall fell at every budget)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

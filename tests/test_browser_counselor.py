@@ -48,9 +48,7 @@ def server(tmp_path_factory):
         store,
         Pipeline().llm(),
         Embedder(),
-        load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
-        ),
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False}),
     ).build(BUILT)
     (doc,) = load_file(SAMPLE)  # and one whose consent was withdrawn after its build
     doc.case.id = WITHDRAWN
@@ -60,9 +58,7 @@ def server(tmp_path_factory):
         store,
         Pipeline().llm(),
         Embedder(),
-        load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
-        ),
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False}),
     ).build(WITHDRAWN)
     consent.record(store, WITHDRAWN, "withdrawn", "Dr. Lee", "phoned")
     store.close()
@@ -289,7 +285,7 @@ def said_server(tmp_path_factory):
     store = Store(db)
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False},
     )
     for case_id, pipeline in ((SAID, SaidUnits()), (RAW, RawPipeline())):
         (doc,) = load_file(SAMPLE)

@@ -361,7 +361,6 @@ BEYOND_THE_PAPER = {
     "longitudinal.ground_notes",
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",
-    "extraction.verbatim_within_spans",
     "retrieval.packet_token_budget",
     "retrieval.turn_channel",
 }

@@ -15,11 +15,12 @@ from ftamem_core.storage.store import Store
 
 from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
 
-# The detector's spans; scripted facts ("Fact about turns 0-3") carry no words of their turns.
+# The detector's spans; scripted facts ("Fact about turns 0-3") carry no words of their turns, so
+# the verbatim fallback, which copies every turn no fact carries, is on only where a test says so.
 SETTINGS = load_settings(
     environ={},
     segmentation={"min_fragment_turns": 1},
-    extraction={"ground_facts": False, "turns_per_unit": 3, "verbatim_within_spans": False},
+    extraction={"ground_facts": False, "turns_per_unit": 3, "verbatim_fallback": False},
     longitudinal={"ground_notes": False},
 )
 
@@ -380,28 +381,29 @@ def test_without_the_fallback_uncovered_turns_stay_uncovered(case):
 def test_verbatim_fallback_puts_uncovered_turns_in_memory_in_their_own_words_without_a_call(case):
     pipeline = Pipeline(seg_size=4)
     pipeline.extraction = first_turn_only
-    report, events, _ = build(case, pipeline)
-    # fragments [0-3] [4-7] per session: one extraction call each, none more for the copies
-    assert pipeline.calls.count("extraction") == 4 and report.units == 8
+    report, events, _ = build(case, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": True}))
+    # fragments [0-3] [4-7] per session: one extraction call each, none more for the copies; the
+    # scripted facts ("Maya opened with turn 0.") carry no turn's words: each of her 8 turns is copied
+    assert pipeline.calls.count("extraction") == 4 and report.units == 4 + 8
     said = {t.idx: t for t in case.turns("c1") if t.role == "user"}
     covered = {i for u in case.units("c1") for i in range(u.evidence.start, u.evidence.end + 1)}
     assert set(said) <= covered
     unit2 = next(u for u in case.units("c1") if (u.evidence.start, u.evidence.end) == (2, 2))
     assert unit2.fact.text == f'Maya told Counselor: "{said[2].text}"' and unit2.origin == "copied"  # nothing invented
-    assert [e.turns for e in events if isinstance(e, ev.VerbatimKept)][0] == [2]
+    assert [e.turns for e in events if isinstance(e, ev.VerbatimKept)][0] == [0, 2]
     assert all(link.source != unit2.id for link in case.links("c1"))  # stored unlinked: no linking call for it
     assert case.builds("c1")[-1].settings["profile"] == "small-model"  # the build names the method that ran
 
 
-def test_verbatim_within_spans_gives_the_turns_a_units_fact_does_not_carry_their_own_units(case):
-    report, _, _ = build(case, settings=SETTINGS.with_overrides(extraction={"verbatim_within_spans": True}))
+def test_the_fallback_gives_the_turns_a_units_fact_does_not_carry_their_own_units(case):
+    report, _, _ = build(case, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": True}))
     # the scripted facts ("Fact about turns 0-3") carry no turn's words: every person's turn gets its own
     own = [u for u in case.units("c1") if not u.fact.text.startswith("Fact about")]
     said = [t for t in case.turns("c1") if t.role == "user" and len(t.text.split()) >= 6]
     assert said and sorted(u.evidence.start for u in own) == [t.idx for t in said]
     off = Store(":memory:")
     off.ingest([doc()])
-    without, _, _ = build(off)
+    without, _, _ = build(off, settings=SETTINGS)
     assert report.units == without.units + len(own) and not any(
         not u.fact.text.startswith("Fact about") for u in off.units("c1")
     )
@@ -530,7 +532,7 @@ def test_between_peers_a_remark_is_not_copied_and_beside_an_assistant_it_is(stor
     pipeline.extraction = lambda m: {
         "memory_units": [unit("Caroline is researching adoption agencies for her family this month.", 0, 0)]
     }
-    build(store, pipeline, settings=SETTINGS)
+    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": True}))
     copied = sorted(u.evidence.end for u in store.units("c1") if u.origin == "copied")
     # peers: the remark (2) goes and Melanie's news (3) stays; a counselor's turns are never copied
     assert copied == ([3] if listener == "user" else [2])
@@ -723,7 +725,7 @@ def test_a_fused_fact_no_naming_settles_is_dropped_and_its_turns_kept_in_their_o
         store,
         pipeline,
         settings=SETTINGS.with_overrides(
-            extraction={"ground_facts": False, "turns_per_unit": 0},
+            extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": True},
             segmentation={"min_fragment_turns": 1},
         ),
     )
@@ -802,7 +804,7 @@ def test_verbatim_fallback_does_not_repeat_what_an_open_partial_unit_holds(store
             unit("Caroline is researching adoption agencies for her family this month.", 0, 1, status="partial")
         ]
     }
-    build(store, pipeline)
+    build(store, pipeline, settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": True}))
     spans = [(u.evidence.start, u.construction_status) for u in store.units("c1", None)]
     assert (0, "partial") in spans and (0, "final") not in spans  # turn 0 is in the open partial unit
     assert (2, "final") in spans  # turn 2 is in no unit: its own words

@@ -83,7 +83,7 @@ def said_case(store) -> None:
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False},
     )
     Builder(store, SaidUnits().llm(), HashEmbedder(), settings).build("sample-daniel")
 
@@ -207,7 +207,7 @@ def test_item6_search_finds_by_meaning_ranked_with_the_words_matched_and_suggest
     ingest_file(store, SAMPLE, consent_by="test")
     settings = load_settings(
         environ={},
-        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False},
+        extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False},
     )
     Builder(store, SaidUnits().llm(), Embedder(), settings).build("sample-daniel")  # the app's encoder
     dad = {u.id for u in store.units("sample-daniel") if re.search(r"\bdad\b", u.fact.text, re.I)}
@@ -481,7 +481,7 @@ def test_item10_no_page_shows_a_raw_enum_iso_date_none_or_a_count_from_0(app):
             extraction={
                 "ground_facts": False,
                 "turns_per_unit": 0,
-                "verbatim_within_spans": False,
+                "verbatim_fallback": False,
                 "stated_anchors": False,  # every unit keeps an unknown anchor for the pages to show
             },
         ),

@@ -19,7 +19,7 @@ LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 ESMEMEVAL = ROOT.parent / "shared" / "data" / "es-memeval-format" / "sample_case.json"
 SETTINGS = load_settings(
     environ={},
-    extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False, "verbatim_within_spans": False},
+    extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False},
 )
 
 

@@ -11,7 +11,7 @@ from ftamem_core.construction.extraction import (
     reply_model,
     third_person,
     to_unit,
-    uncovered,
+    verbatim_units,
 )
 from ftamem_core.llm.base import json_schema
 from ftamem_core.models import Turn
@@ -161,7 +161,7 @@ def said(idx, text, role="user"):
     return Turn(idx=idx, role=role, speaker="Maya" if role == "user" else "Counselor", text=text)
 
 
-def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
+def test_copied_turns_are_the_persons_substantive_turns_no_units_fact_carries():
     frag = Fragment(
         "c1",
         7,
@@ -175,14 +175,19 @@ def test_uncovered_turns_are_the_persons_substantive_turns_outside_every_span():
         "2025-03-02",
     )
     written = [unit_model(10, 10)]
-    assert [t.idx for t in uncovered(frag, written, 5)] == [12, 14]  # 11 is the counselor's, 13 too short
-    assert [t.idx for t in uncovered(frag, written + [unit_model(12, 14)], 5)] == []
-    partial = parse([unit("Maya may sleep more.", 12, 14, status="partial")], frag=fragment(10, 14))[0][1]
-    assert [t.idx for t in uncovered(frag, written + [partial], 5)] == []  # it ends up in memory too
+    copied = lambda units: [u.evidence.end for u in verbatim_units(frag, units, 5)]  # noqa: E731
+    assert copied(written) == [12, 14]  # 11 is the counselor's, 13 too short
+    # inside a unit's span, a turn its fact does not tell is copied all the same
+    assert copied(written + [unit_model(12, 14)]) == [12, 14]
+    told = "Maya sleeps badly, four hours a day; her coworker Omar suggested blackout curtains."
+    carried = parse([unit(told, 12, 14)], frag=fragment(10, 14))[0][1]
+    assert copied(written + [carried]) == []
+    partial = parse([unit(told, 12, 14, status="partial")], frag=fragment(10, 14))[0][1]
+    assert copied(written + [partial]) == []  # it ends up in memory too
 
 
 def unit_model(first, last):
-    return parse([unit("Maya works nights.", first, last)], frag=fragment(10, 14))[0][1]
+    return parse([unit("Maya works nights, seven to seven.", first, last)], frag=fragment(10, 14))[0][1]
 
 
 def test_speaker_check_schema_labels_duplicates_and_verbatim_units():
@@ -308,8 +313,7 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
     ]
     frag = Fragment("c1", 1, turns, "2023-05-08")
     unit = make_unit("c1", "Caroline is keen on counseling or working in mental health.", 10, 13)
-    assert verbatim_units(frag, [unit], min_words=6) == []  # the span covers turn 13
-    extra = verbatim_units(frag, [unit], min_words=6, within_spans=True)
+    extra = verbatim_units(frag, [unit], min_words=6)  # its span covers turn 13, its fact does not tell it
     # the question it answers comes with it, in its fact and its span: "that lake" is the painting's
     assert [(u.evidence.start, u.fact.text) for u in extra] == [
         (
@@ -319,7 +323,7 @@ def test_a_turn_inside_a_span_whose_words_the_fact_does_not_carry_gets_its_own_u
         )
     ]
     told = make_unit("c1", "Melanie painted a lake sunrise last year.", 13, 13)
-    assert verbatim_units(frag, [unit, told], min_words=6, within_spans=True) == []  # carried by a unit
+    assert verbatim_units(frag, [unit, told], min_words=6) == []  # carried by a unit
 
 
 def test_between_peers_a_remark_without_i_or_we_that_answers_nothing_is_not_copied():
@@ -563,7 +567,7 @@ def test_a_photo_caption_does_not_carry_what_the_person_said_with_it():
     frag = Fragment("c1", 1, turns, "2023-05-08")
     described = to_unit(UnitOut.model_validate(unit("Ines shares a photo of a dvd on a shelf.", 14, 15)), frag)
     # "photo" and "dvd" are turn 15's caption, not the film it was watched three years ago
-    blind = verbatim_units(frag, [described], 6, within_spans=True)
+    blind = verbatim_units(frag, [described], 6)
     assert [u.evidence.end for u in blind] == [15] and "three years ago" in blind[0].fact.text
     # a turn that is its photo is carried by what the photo shows, not by "shares a photo of"
     poster = Turn(
@@ -571,5 +575,5 @@ def test_a_photo_caption_does_not_carry_what_the_person_said_with_it():
     )
     frag = Fragment("c1", 1, [poster, *turns], "2023-05-08")
     described = described.model_copy(update={"evidence": described.evidence.model_copy(update={"start": 13})})
-    blind = verbatim_units(frag, [described], 6, within_spans=True)
+    blind = verbatim_units(frag, [described], 6)
     assert [u.evidence.end for u in blind] == [13, 15]

@@ -49,9 +49,7 @@ def test_a_build_every_page_and_an_ask_make_no_outbound_connection(app, attempts
         store,
         Pipeline().llm(),
         Embedder(),
-        load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
-        ),
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False}),
     ).build("sample-daniel")
     assert store.units("sample-daniel")
     for page in PAGES:

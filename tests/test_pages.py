@@ -99,9 +99,7 @@ def built(db) -> Store:
         store,
         Pipeline().llm(),
         HashEmbedder(),
-        load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
-        ),
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False}),
     ).build("sample-daniel")
     return store
 
@@ -556,9 +554,7 @@ def test_a_rebuild_from_scratch_is_refused_while_corrections_stand_and_says_whic
         store,
         Pipeline().llm(),
         HashEmbedder(),
-        load_settings(
-            environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_within_spans": False}
-        ),
+        load_settings(environ={}, extraction={"ground_facts": False, "turns_per_unit": 0, "verbatim_fallback": False}),
     )
     with pytest.raises(CorrectionsAtRisk) as refused:
         builder.build("sample-daniel", from_scratch=True)

@@ -415,9 +415,7 @@ def test_a_fusion_undone_stores_the_candidate_with_its_turns_anchors(tmp_path, s
         builder_store,
         pipeline.llm(),
         HashEmbedder(),
-        SETTINGS.with_overrides(
-            extraction={"verbatim_fallback": False, "stated_anchors": True}
-        ),
+        SETTINGS.with_overrides(extraction={"verbatim_fallback": False, "stated_anchors": True}),
         progress=events.append,
     ).build("c1")
     assert report.status == "done"

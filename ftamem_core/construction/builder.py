@@ -401,7 +401,6 @@ class Builder:
                 fragment,
                 finalised + carried,
                 self.settings.extraction.coverage_min_words,
-                self.settings.extraction.verbatim_within_spans,
                 self._peers,
             )
             if self.settings.extraction.verbatim_fallback
@@ -438,7 +437,9 @@ class Builder:
         if self.settings.extraction.speaker_check and turns:
             # again: merging and fusion widen spans (also into earlier fragments), and a wider span
             # can hold the other speaker's words (conv-26, seed 1); a unit the check left is settled
-            units, verbatim = self._repairs().settle_speakers(case_id, units, list(verbatim), list(turns))
+            units, verbatim = self._repairs().settle_speakers(
+                case_id, units, list(verbatim), list(turns), lambda: self.store.units(case_id)
+            )
         everything = [*units, *verbatim]
         vectors = self.embedder.encode([retrieval_text(u) for u in everything])
         everything, ids = self._add_current(case_id, everything, vectors)

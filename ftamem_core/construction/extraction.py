@@ -328,13 +328,11 @@ def verbatim_units(
     fragment: Fragment,
     units: list[FTAUnit],
     min_words: int,
-    within_spans: bool = False,
     peers: bool = False,
 ) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns no unit covers (setting
     ``verbatim_fallback``): what a person said is in memory even when the model left it out.
-    With ``within_spans`` (setting ``verbatim_within_spans``) a turn inside a unit's span is
-    covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
+    A turn inside a unit's span is covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
     one unit six turns and tells one of them; that test sets aside the photo caption of a turn
     that says enough besides (a unit that describes the photo does not carry what the person said
     with it), and the words "shares a photo of" of any other, which every photo turn has. The fact
@@ -351,7 +349,7 @@ def verbatim_units(
     out = []
     names = sorted({t.speaker for t in fragment.turns if t.speaker})
     before = {t.idx: prev for prev, t in zip(fragment.turns, fragment.turns[1:])}
-    for turn in uncovered(fragment, [] if within_spans else units, min_words):
+    for turn in (t for t in fragment.turns if t.role != "assistant" and len(t.text.split()) >= min_words):
         listeners = [n for n in names if n != turn.speaker]
         said = statements(turn.text, listeners)
         if len(said.split()) < min_words:  # questions and greetings are no fact; the turn channel has them
@@ -361,7 +359,7 @@ def verbatim_units(
         own_said = statements(bare, listeners)
         says_more = len(own_said.split()) >= min_words
         own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
-        if within_spans and any(
+        if any(
             carrying_turns(u.fact.text, [own], names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end
         ):
             continue
@@ -556,16 +554,6 @@ def between_peers(turns: list[Turn]) -> bool:
     """A dialogue between people with no assistant (LoCoMo's friends), where what one says to
     the other is often a reaction, not their own news (``verbatim_units``, ``Repairs.settle_speakers``)."""
     return not any(t.role == "assistant" for t in turns)
-
-
-def uncovered(fragment: Fragment, units: list[FTAUnit], min_words: int) -> list[Turn]:
-    """The person's turns (not the assistant's) with at least ``min_words`` words that no unit's
-    evidence span covers, a partial unit's too: the verbatim fallback does not repeat what a
-    partial unit holds (it ends up retrievable, fused or still open at the end of the case)."""
-    covered = {i for u in units for i in range(u.evidence.start, u.evidence.end + 1)}
-    return [
-        t for t in fragment.turns if t.role != "assistant" and t.idx not in covered and len(t.text.split()) >= min_words
-    ]
 
 
 # Near-duplicates ---------------------------------------------------------------------------

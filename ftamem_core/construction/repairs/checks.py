@@ -50,10 +50,16 @@ class Repairs:
         return s.extraction.fact_support
 
     def settle_speakers(
-        self, case_id: str, units: list[FTAUnit], verbatim: list[FTAUnit], turns: list[Turn]
+        self,
+        case_id: str,
+        units: list[FTAUnit],
+        verbatim: list[FTAUnit],
+        turns: list[Turn],
+        stored: Callable[[], list[FTAUnit]] = list,
     ) -> tuple[list[FTAUnit], list[FTAUnit]]:
         """``settled_speaker`` over the case's turns; a unit no naming settles is dropped, and
-        its turns that nothing else covers are kept in their own words (``verbatim_fallback``)."""
+        its turns that no other unit's fact carries, ``stored`` final ones too (a fused span reaches
+        into fragments stored before; a partial it fused is replaced), are kept in their own words (``verbatim_fallback``)."""
         kept = []
         for unit in units:
             settled = settled_speaker(unit, turns, self.speakers)
@@ -68,9 +74,8 @@ class Repairs:
                     v
                     for v in verbatim_units(
                         span,
-                        [u for u in units if u is not unit],
+                        [u for u in units if u is not unit] + stored(),
                         self.settings.extraction.coverage_min_words,
-                        self.settings.extraction.verbatim_within_spans,
                         self.peers,
                     )
                     if v.evidence.end not in have

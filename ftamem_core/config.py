@@ -326,16 +326,8 @@ class LinkingSettings(_Phase):
 
 
 class LongitudinalSettings(_Phase):
-    """The semantic and support-experience notes written after each session."""
-
-    ground_notes: bool = setting(
-        True,
-        build=True,
-        paper=False,
-        description="a longitudinal note keeps only the "
-        "clauses with `extraction.fact_support` of their stems in the own turns of the speaker they "
-        "name; none left: the note goes",
-    )
+    """The semantic and support-experience notes written after each session (none beyond the paper's
+    method now: `ground_notes` went; the phase stays so that a file naming it reads as before)."""
 
 
 class RetrievalSettings(_Phase):
@@ -582,6 +574,8 @@ REMOVED: dict[FieldPath, str] = {
     "blind (a model's feeling or intention sharing no word with the turns is kept, as the paper keeps it)",
     ("extraction", "verbatim_within_spans"): "removed: part of verbatim_fallback (a turn inside a unit's span whose "
     "words the unit's fact does not carry is copied too; switched off on dev, content recall fell at every budget)",
+    ("longitudinal", "ground_notes"): "removed: switched off on dev, the notes it changed read no worse blind "
+    "(the notes it kept were mostly wrong too)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "
     "more are scored while an unscored unit could still be kept",
 }

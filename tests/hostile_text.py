@@ -62,7 +62,6 @@ def _text_functions():
             g.sentences("Hi." + t + "Yes!" + t),
             g.stated(t + "?" + t),
         ),
-        "grounded_clauses": lambda t: g.grounded_clauses("Caroline hiked." + t + ";" + t, turns(t), names, 0.5),
         "swap_names": lambda t: g.swap_names("Caroline" + t + "Melanie", "Caroline", "Melanie"),
         "small_talk, to_listener": lambda t: (g.small_talk(t + "thanks" + t), g.to_listener(t + "you", names)),
         "content words": lambda t: (
@@ -115,10 +114,7 @@ def _text_functions():
             g.cheer("Sorry" + t + "to hear" + t + "it must be" + t),
             g.to_listener("Thanks for" + t + "the" + t + "help" + t + "," + t),
         ),
-        "sentences": lambda t: (
-            english_sentences.sentences("Ms." + t + "Okafor." + t + "e.g." + t),
-            english_sentences.clauses("a;" + t + "b." + t),
-        ),
+        "sentences": lambda t: english_sentences.sentences("Ms." + t + "Okafor." + t + "e.g." + t),
         "stated feelings and time": lambda t: (
             english_feelings.feelings("I" + t + "-" + t + "excited" + t + "for" + t),
             english_time.settled("I" + t + "didn't" + t),

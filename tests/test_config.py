@@ -325,9 +325,8 @@ def test_the_build_key_is_read_off_the_settings_flags():
         "embedding",
         "extraction",
         "linking",
-        "longitudinal",
         "llm",
-    }
+    }  # the notes' phase has no setting beyond the paper's method
     assert "embedding_batch_size" not in recorded["embedding"]
 
 
@@ -358,7 +357,6 @@ BEYOND_THE_PAPER = {
     "extraction.speaker_check",
     "extraction.ground_facts",
     "extraction.stated_anchors",
-    "longitudinal.ground_notes",
     "extraction.merge_duplicates",
     "extraction.verbatim_fallback",
     "retrieval.packet_token_budget",

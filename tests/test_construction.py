@@ -21,7 +21,6 @@ SETTINGS = load_settings(
     environ={},
     segmentation={"min_fragment_turns": 1},
     extraction={"ground_facts": False, "turns_per_unit": 3, "verbatim_fallback": False},
-    longitudinal={"ground_notes": False},
 )
 
 
@@ -750,36 +749,6 @@ def test_duplicate_merging_acts_with_its_setting(store, check):
         merge_duplicates=check,
     )
     assert len(units) == (1 if check else 2)
-
-
-@pytest.mark.parametrize("check", [True, False])
-def test_note_grounding_acts_with_its_setting(store, check):
-    store.ingest([peers_doc()])
-    pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = lambda m: {
-        "memory_units": [unit("Caroline is researching adoption agencies for her family.", 0, 1)]
-    }
-    pipeline.longitudinal = lambda m: {
-        "semantic": [
-            {
-                "replaces": "none",
-                "kind": "situation",
-                "source_unit_ids": ["m1"],
-                "text": "Caroline is researching adoption agencies. Melanie is researching adoption agencies.",
-            }
-        ],
-        "support": [],
-    }
-    build(
-        store,
-        pipeline,
-        settings=SETTINGS.with_overrides(extraction={"verbatim_fallback": False}, longitudinal={"ground_notes": check}),
-    )
-    assert [e.text for e in store.semantic("c1")] == (
-        ["Caroline is researching adoption agencies."]
-        if check
-        else ["Caroline is researching adoption agencies. Melanie is researching adoption agencies."]
-    )
 
 
 @pytest.mark.parametrize("check", [True, False])

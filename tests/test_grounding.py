@@ -112,57 +112,6 @@ def test_swap_names_exchanges_both_ways():
     )
 
 
-def test_a_note_keeps_only_the_clauses_its_speakers_own_turns_support():
-    """The 1.5B's notes on LoCoMo conv-26: invented details and each fact given to both speakers."""
-    from ftamem_core.construction.repairs.grounding import grounded_clauses
-    from ftamem_core.models import Turn
-
-    turns = [
-        Turn(
-            idx=0,
-            role="user",
-            speaker="Melanie",
-            text="I ran a charity race for mental health last Saturday at the park.",
-        ),
-        Turn(idx=1, role="user", speaker="Caroline", text="That's great! Was it rewarding?"),
-        Turn(
-            idx=2,
-            role="user",
-            speaker="Melanie",
-            text="Really rewarding, it made me think about taking care of my mind.",
-        ),
-        Turn(
-            idx=3,
-            role="user",
-            speaker="Caroline",
-            text="I'm researching adoption agencies; I'm excited to make a family for kids who need one.",
-        ),
-        Turn(idx=4, role="user", speaker="Melanie", text="Adoption agencies, wow! Kids who need a family are lucky."),
-    ]
-    speakers = ["Caroline", "Melanie"]
-    note = (
-        "Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding. "
-        "Caroline ran a charity race for mental health last Saturday at the park. It was really rewarding."
-    )
-    assert grounded_clauses(note, turns, speakers, 0.5) == (
-        "Melanie ran a charity race for mental health last Saturday at the park. It was really rewarding."
-    )
-    both = (
-        "Melanie is excited to make a family for kids who need one; "
-        "Caroline is excited to make a family for kids who need one."
-    )
-    assert grounded_clauses(both, turns, speakers, 0.5) == "Caroline is excited to make a family for kids who need one."
-    assert (
-        grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.5) == ""
-    )
-    assert grounded_clauses("Caroline is researching adoption agencies;", turns, speakers, 0.5) == (
-        "Caroline is researching adoption agencies."
-    )
-    assert (
-        grounded_clauses("Caroline is working on her dissertation at the local university.", turns, speakers, 0.0) != ""
-    )
-
-
 def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
     from ftamem_core.construction.repairs.grounding import small_talk
 

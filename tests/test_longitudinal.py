@@ -110,14 +110,7 @@ def test_an_entry_not_about_the_units_it_cites_is_dropped():
     assert len(sup) == 1
 
 
-def test_with_the_turns_an_entry_keeps_what_they_support_and_goes_when_nothing_is_left():
-    from ftamem_core.models import Turn
-
-    turns = [
-        Turn(idx=0, role="user", speaker="Maya", text="My sister Lena and I argued about caring for our father."),
-        Turn(idx=1, role="assistant", speaker="Counselor", text="That sounds hard. What did you try?"),
-        Turn(idx=2, role="user", speaker="Maya", text="Blackout curtains. I sleep six hours now."),
-    ]
+def test_an_entry_sharing_a_word_with_the_units_it_cites_is_kept_as_the_model_wrote_it():
     units = [
         u.model_copy(update={"evidence": u.evidence.model_copy(update={"start": i, "end": i + 1})})
         for i, u in zip(
@@ -163,11 +156,10 @@ def test_with_the_turns_an_entry_keeps_what_they_support_and_goes_when_nothing_i
             ],
         }
     )
-    names = ["Maya", "Counselor"]
-    sem, sup = apply(reply, "c", [], [], units, names, turns)
-    assert [e.text for e in sem] == ["Maya and her sister Lena argued about caring for their father."]
-    assert [e.strategy for e in sup] == ["blackout curtains"]  # "keeping a sleep journal" was never said
-    sem, sup = apply(reply, "c", [], [], units, names)  # without the turns (ground_notes off): as written
+    # the paper's method: no clause of a note is checked against the turns (ground_notes went: off on
+    # dev, the notes it changed read no worse blind); a note must only share a word with its units
+    sem, sup = apply(reply, "c", [], [], units, ["Maya", "Counselor"])
+    assert [e.text for e in sem][0].endswith("Maya is a nurse at the city hospital.")
     assert len(sem) == 2 and len(sup) == 2
 
 

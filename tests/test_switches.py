@@ -125,7 +125,7 @@ def test_every_switch_beyond_the_paper_is_flipped_unless_not_measurable(benchmar
     todo = switches.flipped()
     assert todo["verbatim_fallback"] == "false"  # to the paper
     assert todo["min_fragment_turns"] == "1" and "packet_token_budget" not in todo
-    assert len(todo) == 10  # 11 beyond the paper, 1 not measurable here
+    assert len(todo) == 8  # 9 beyond the paper, 1 not measurable here
 
 
 def test_a_group_of_switches_is_flipped_together_and_a_wrong_name_is_refused(benchmarks):

@@ -496,8 +496,6 @@ class Builder:
                 support,
                 units,
                 [t.speaker for t in turns if t.speaker],
-                turns if self.settings.longitudinal.ground_notes else None,
-                self.settings.extraction.fact_support,
             )
         # One transaction: the session's memory is complete exactly when it is marked done.
         with self.store.transaction():

@@ -15,8 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from .repairs.grounding import grounded_clauses, shares_content
-from ..models import FTAUnit, SemanticEntry, SemanticKind, Statement, SupportEntry, Turn, utcnow
+from .repairs.grounding import shares_content
+from ..models import FTAUnit, SemanticEntry, SemanticKind, Statement, SupportEntry, utcnow
 from .representation import briefs_json
 
 Outcome = Literal["helped", "did_not_help", "mixed", "not_tried_yet", "unknown"]
@@ -126,17 +126,6 @@ def _grounded(text: str, keys: list[str], units: dict[str, FTAUnit], names: list
     return shares_content(text, sources, [*names, *(p for u in cited for p in u.fact.participants)])
 
 
-def _checked(
-    text: str, keys: list[str], units: dict[str, FTAUnit], turns: list[Turn] | None, names: list[str], threshold: float
-) -> str:
-    """``text`` cut to the clauses the cited units' evidence turns support (``turns``: the
-    session's; None: no clause check)."""
-    if turns is None:
-        return text
-    spans = {i for k in keys if k in units for i in range(units[k].evidence.start, units[k].evidence.end + 1)}
-    return grounded_clauses(text, [t for t in turns if t.idx in spans], list(dict.fromkeys(names)), threshold)
-
-
 def apply(
     reply: LongitudinalReply,
     case_id: str,
@@ -144,35 +133,22 @@ def apply(
     support: list[SupportEntry],
     units: list[FTAUnit],
     names: list[str] = (),
-    turns: list[Turn] | None = None,
-    threshold: float = 0.5,
 ) -> tuple[list[SemanticEntry], list[SupportEntry]]:
     """The entries to write: revised ones keep their id, new ones have none. ``units`` are the
     session's units the reply may cite; an entry that shares no word with the units it cites,
-    beyond ``names`` (the session's speakers) and the units' participants, is left out. With the
-    session's ``turns`` (setting ``ground_notes``), an entry keeps only the clauses its evidence
-    turns support (``grounding.grounded_clauses``) and goes when none is left; a support entry's
-    strategy must be supported as a whole."""
+    beyond ``names`` (the session's speakers) and the units' participants, is left out."""
     now = utcnow()
     by_key = {unit_key(u): u for u in units}
-
-    def kept_text(item, text: str) -> str:
-        return _checked(text, item.source_unit_ids, by_key, turns, names, threshold)
-
     semantic_items = [
-        i.model_copy(update={"text": kept_text(i, i.text)})
-        for i in reply.semantic
-        if i.text.strip() and _grounded(i.text, i.source_unit_ids, by_key, names)
+        i for i in reply.semantic if i.text.strip() and _grounded(i.text, i.source_unit_ids, by_key, names)
     ]
     support_items = [
-        i.model_copy(update={"text": kept_text(i, i.text) if i.text.strip() else ""})
+        i
         for i in reply.support
-        if i.strategy.strip()
-        and _grounded(f"{i.strategy} {i.text}", i.source_unit_ids, by_key, names)
-        and (turns is None or kept_text(i, i.strategy))
+        if i.strategy.strip() and _grounded(f"{i.strategy} {i.text}", i.source_unit_ids, by_key, names)
     ]
     sem = _merge(
-        [i for i in semantic_items if i.text],
+        semantic_items,
         semantic,
         "s",
         lambda e, i: _same_text(e.text, i.text),

@@ -25,9 +25,6 @@ REPAIRS_OFF = {
         "verbatim_fallback": False,  # copies of turns: statements found by English pronouns and small talk
         "stated_anchors": False,  # English feeling words, "I want to" after "I", "my husband", English tenses
     },
-    "longitudinal": {
-        "ground_notes": False,  # notes must share [a-z] words with their units
-    },
 }
 
 # a run of letters, or one CJK character (Chinese, Japanese, Korean write no spaces)

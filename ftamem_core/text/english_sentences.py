@@ -1,4 +1,4 @@
-"""English sentences: where a text's sentences and clauses end.
+"""English sentences: where a text's sentences end.
 
 A stop, "!", "?" or "…" followed by a space ends a sentence, except after a title or an
 abbreviation English writes with a stop ("Ms. Okafor", "Dr. Lee", "e.g. walks"). Split there, a
@@ -21,7 +21,6 @@ _LONGEST = max(map(len, ABBREVIATIONS)) + 2  # the abbreviation, its stop and th
 # a hyphen inside a word does not
 DASH_BREAK = r"\s[-\u2013\u2014]\s"
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-_CLAUSE_END = re.compile(r"(?<=[.!?…;])\s+")
 
 
 def _split(text: str, end: re.Pattern) -> list[str]:
@@ -40,8 +39,3 @@ def _split(text: str, end: re.Pattern) -> list[str]:
 def sentences(text: str) -> list[str]:
     """A text's sentences ("Ms. Okafor called. I said no." -> two)."""
     return _split(text, _SENTENCE_END)
-
-
-def clauses(text: str) -> list[str]:
-    """A text's sentences, split at semicolons too ("Maya moved; Sam stayed." -> two)."""
-    return _split(text, _CLAUSE_END)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ...text.english_sentences import DASH_BREAK, clauses, sentences
+from ...text.english_sentences import DASH_BREAK, sentences
 
 STOPWORDS = frozenset(
     """about after again also been before being could didn does doing done from have having into
@@ -22,10 +22,6 @@ def content_words(text: str, names: tuple[str, ...] | list[str] = ()) -> set[str
     """Lower-case words of four letters or more, possessives trimmed, without stopwords and names."""
     words = {w.removesuffix("'s") for w in re.findall(r"[a-z']{4,}", text.lower())} - STOPWORDS
     return words - {n.lower() for name in names for n in name.split()}
-
-
-def normalised(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
 
 
 def shares_content(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> bool:
@@ -485,36 +481,3 @@ def stated(text: str) -> str:
 def swap_names(text: str, a: str, b: str) -> str:
     """``text`` with the names ``a`` and ``b`` exchanged."""
     return re.sub(rf"\b({re.escape(a)}|{re.escape(b)})\b", lambda m: b if m.group(1) == a else a, text)
-
-
-# Longitudinal notes -------------------------------------------------------------------------
-
-
-def grounded_clauses(text: str, turns: list, speakers: list[str], threshold: float) -> str:
-    """The clauses of a note that its evidence turns support (setting ``ground_notes``).
-
-    The 1.5B writes notes such as "Caroline is working on her dissertation" (said nowhere) and
-    repeats each for both speakers ("Melanie is looking into adoption agencies; Caroline is ...").
-    A clause naming a speaker first must have ``threshold`` of its word stems in that speaker's own
-    turns, no fewer than in another speaker's, and not carry another speaker's first-person words;
-    a clause naming nobody is checked against all the turns and stands or falls with the one
-    before it (it continues it: "It was really rewarding"). Repeated clauses go."""
-    kept, seen, previous = [], set(), True
-    everyone = [t.text for t in turns]
-    for clause in clauses(text):
-        who = subject(clause, speakers)
-        if who is None:
-            ok = previous and support(clause, everyone, speakers) >= threshold
-        else:
-            own = support(clause, [t.text for t in turns if t.speaker == who], speakers)
-            others = [
-                support(clause, [t.text for t in turns if t.speaker == s], speakers) for s in speakers if s != who
-            ]
-            ok = own >= threshold and own >= max(others, default=0.0) and misattributed(clause, turns, speakers) is None
-        previous = ok
-        if ok and normalised(clause) not in seen:
-            seen.add(normalised(clause))
-            kept.append(clause.strip())
-    if kept and kept[-1].endswith(";"):
-        kept[-1] = kept[-1][:-1] + "."
-    return " ".join(kept)

@@ -284,7 +284,7 @@ class ExtractionSettings(_Phase):
         ge=0.0,
         le=1.0,
         build=True,
-        description="the share of a fact's word stems its evidence must hold (also for longitudinal notes' clauses)",
+        description="the share of a fact's word stems its evidence must hold",
     )
     # The more turns, the more of a made-up fact's words they hold by chance ("Audrey and her dogs
     # walked with Andrew on the trail", 12 turns of hikes and dogs, 0.67): part of `ground_facts`.
@@ -326,8 +326,9 @@ class LinkingSettings(_Phase):
 
 
 class LongitudinalSettings(_Phase):
-    """The semantic and support-experience notes written after each session (none beyond the paper's
-    method now: `ground_notes` went; the phase stays so that a file naming it reads as before)."""
+    """The semantic and support-experience notes written after each session. No setting beyond the
+    paper's method (`ground_notes` went); the phase stays so that a file with an empty
+    `[longitudinal]` table still reads."""
 
 
 class RetrievalSettings(_Phase):

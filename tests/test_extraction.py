@@ -215,11 +215,11 @@ def test_speaker_check_schema_labels_duplicates_and_verbatim_units():
     assert fixed.fact.text == "Caroline is researching adoption agencies." and fixed.fact.participants == ["Caroline"]
 
     echoed = unit_json("Caroline is researching adoption agencies.", 10, 10)
-    echoed["content"].update(intention_or_plan="Homework_or_plan", emotion_or_state="past", relation_cues=" ")
-    echoed = to_unit(UnitOut.model_validate(echoed), frag)  # the schema's labels, not the turns' words
+    echoed["content"].update(intention_or_plan="Homework-or-plan.", emotion_or_state="mixed", relation_cues=" ")
+    echoed = to_unit(UnitOut.model_validate(echoed), frag)  # a content type is the schema's word, not the turns'
     assert (echoed.affect.intention_or_plan, echoed.affect.emotion_or_state, echoed.affect.relation_cues) == (
         "unknown",
-        "unknown",
+        "mixed",  # a feeling may be mixed
         "unknown",
     )
 

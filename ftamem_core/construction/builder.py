@@ -72,6 +72,7 @@ _BUILD_SOURCES = (
     "construction/temporal",
     "construction/representation",
     "models",
+    "loaders/locomo",  # the photo captions the copies set aside
     # the English rules the repairs and stated anchors read
     "text/english",
     "text/english_feelings",

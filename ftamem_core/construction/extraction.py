@@ -161,14 +161,15 @@ def _sole_speaker(turns: list[Turn]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-# The schema's labels: a feeling, intention or relation written as one ("homework or plan") echoes
-# the schema, not the turns (the 1.5B writes it in place of an intention).
-_LABELS = {v.replace("_", " ") for v in get_args(ContentType) + get_args(TimeOrientation) + get_args(Completion)}
+# The content types: a feeling, intention or relation written as one ("homework or plan", twice
+# among the 1.5B's dev units) echoes the schema, not the turns. Not the time labels: "mixed" may
+# be a feeling.
+_LABELS = {v.replace("_", " ") for v in get_args(ContentType)}
 
 
 def _anchor(value: str) -> str:
     text = value.strip()
-    return "unknown" if not text or text.lower().replace("_", " ") in _LABELS else text
+    return "unknown" if not text or " ".join(re.findall(r"[a-z]+", text.lower())) in _LABELS else text
 
 
 def to_unit(out: UnitOut, fragment: Fragment) -> FTAUnit:
@@ -330,10 +331,10 @@ def verbatim_units(
     min_words: int,
     peers: bool = False,
 ) -> list[FTAUnit]:
-    """Units in the speakers' own words for the substantive turns no unit covers (setting
-    ``verbatim_fallback``): what a person said is in memory even when the model left it out.
-    A turn inside a unit's span is covered only when the unit's fact carries its words (two shared word stems): the 1.5B gives
-    one unit six turns and tells one of them; that test sets aside the photo caption of a turn
+    """Units in the speakers' own words for the substantive turns whose words no unit's fact
+    carries (two shared word stems; setting ``verbatim_fallback``): what a person said is in memory
+    even when the model left it out, also inside a unit's span, since the 1.5B gives one unit six
+    turns and tells one of them. That test sets aside the photo caption of a turn
     that says enough besides (a unit that describes the photo does not carry what the person said
     with it), and the words "shares a photo of" of any other, which every photo turn has. The fact
     is the turn in the third person; its time is the day it was said, or a time the turn states

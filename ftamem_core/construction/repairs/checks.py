@@ -1,7 +1,7 @@
 """The small-model repairs behind one interface: what a build does to a model-written unit beyond
 the paper, each step behind its setting and reported as a build event. The builder calls
-``Repairs``; the steps are in ``grounding`` (is the text about its evidence), ``speaker`` (who
-said it) and ``spans`` (anchors grounded). For a language
+``Repairs``; the steps are in ``grounding`` (is the text about its evidence) and ``speaker`` (who
+said it). For a language
 the rules do not serve, the builder turns them off (text/: ``REPAIRS_OFF``).
 """
 
@@ -58,9 +58,10 @@ class Repairs:
         stored: Callable[[], list[FTAUnit]] = list,
     ) -> tuple[list[FTAUnit], list[FTAUnit]]:
         """``settled_speaker`` over the case's turns; a unit no naming settles is dropped, and
-        its turns that no other unit's fact carries, ``stored`` final ones too (a fused span reaches
-        into fragments stored before; a partial it fused is replaced), are kept in their own words (``verbatim_fallback``)."""
-        kept = []
+        its turns that no other unit's fact carries, ``stored`` final ones too (a fused span
+        reaches into fragments stored before; a partial it fused is replaced), are kept in their
+        own words (``verbatim_fallback``)."""
+        kept, earlier = [], None
         for unit in units:
             settled = settled_speaker(unit, turns, self.speakers)
             if settled is not None:
@@ -70,11 +71,12 @@ class Repairs:
             if self.settings.extraction.verbatim_fallback:
                 span = Fragment(case_id, unit.evidence.session_id, span_turns(unit, turns), unit.evidence.dialogue_time)
                 have = {u.evidence.end for u in verbatim}
+                earlier = stored() if earlier is None else earlier  # read once, only if a unit is dropped
                 verbatim += [
                     v
                     for v in verbatim_units(
                         span,
-                        [u for u in units if u is not unit] + stored(),
+                        [u for u in units if u is not unit] + earlier,
                         self.settings.extraction.coverage_min_words,
                         self.peers,
                     )

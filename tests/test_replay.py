@@ -73,7 +73,12 @@ def test_a_request_the_recording_does_not_hold_is_asked_live_and_counted(tmp_pat
     store.ingest([doc()])
     consent.record(store, "c1", "granted", "test", "scripted case")
     # the facts share few words with their turns: dropped, the turns kept in their own words
-    Builder(store, replaying, HashEmbedder(), SETTINGS.with_overrides(extraction={"ground_facts": True})).build("c1")
+    Builder(
+        store,
+        replaying,
+        HashEmbedder(),
+        SETTINGS.with_overrides(extraction={"ground_facts": True, "verbatim_fallback": True}),
+    ).build("c1")
     served = replaying.served_by_stage()
     assert set(served["segmentation"]) == {"replayed"} and set(served["extraction"]) == {"replayed"}
     assert served["longitudinal"] == {"live": 2}  # it shows the session's units: other ones now

@@ -574,7 +574,8 @@ REMOVED: dict[FieldPath, str] = {
     ("extraction", "ground_anchors"): "removed: switched off on dev, the anchors it changed read no better or worse "
     "blind (a model's feeling or intention sharing no word with the turns is kept, as the paper keeps it)",
     ("extraction", "verbatim_within_spans"): "removed: part of verbatim_fallback (a turn inside a unit's span whose "
-    "words the unit's fact does not carry is copied too; switched off on dev, content recall fell at every budget)",
+    "words the unit's fact does not carry is copied too; switched off on dev, content recall fell), so remove it "
+    "from the file",
     ("longitudinal", "ground_notes"): "removed: switched off on dev, the notes it changed read no worse blind "
     "(the notes it kept were mostly wrong too)",
     ("retrieval", "candidate_pool"): "removed with score_all_below: the hits scored first are a constant, and "

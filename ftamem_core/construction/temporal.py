@@ -54,6 +54,13 @@ def _week(d: date) -> str:
     return f"{monday.isoformat()}/{(monday + timedelta(days=6)).isoformat()}"
 
 
+def _weekend(d: date, weeks: int) -> str:
+    """Saturday and Sunday of the week ``weeks`` from ``d``'s (Monday to Sunday): a weekend is
+    two days, not the week around it."""
+    saturday = d - timedelta(days=d.weekday()) + timedelta(days=5 + 7 * weeks)
+    return f"{saturday.isoformat()}/{(saturday + timedelta(days=1)).isoformat()}"
+
+
 def _add_months(d: date, months: int) -> date:
     m = d.month - 1 + months
     y, m = d.year + m // 12, m % 12 + 1
@@ -106,7 +113,10 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
     for key, value in simple.items():
         if re.search(rf"\b{key}\b", text):
             return value.isoformat()
-    if re.search(r"\blast week(end)?\b", text):
+    for word, weeks in (("last", -1), ("this", 0), ("next", 1)):
+        if re.search(rf"\b{word} weekend\b", text):
+            return _weekend(anchor, weeks)
+    if re.search(r"\blast week\b", text):
         return _week(anchor - timedelta(days=7))
     if re.search(r"\bthis week\b", text):
         return _week(anchor)

@@ -186,6 +186,16 @@ def test_copied_turns_are_the_persons_substantive_turns_no_units_fact_carries():
     assert copied(written + [partial]) == []  # it ends up in memory too
 
 
+def test_a_unit_that_names_a_turns_topic_without_half_its_words_does_not_keep_it():
+    frag = fragment(10, 14)
+    frag.turns[0] = said(10, "I lost my job as a banker yesterday, so I'm taking a shot at my own dance studio.")
+    gist = parse([unit("Maya lost her job and starts a business.", 10, 10)], frag=frag)[0][1]
+    assert [u.evidence.end for u in verbatim_units(frag, [gist], 5)] == [10]
+    kept = "Maya lost her job as a banker yesterday and is taking a shot at her own dance studio."
+    told = parse([unit(kept, 10, 10)], frag=frag)[0][1]
+    assert verbatim_units(frag, [told], 5) == []
+
+
 def unit_model(first, last):
     return parse([unit("Maya works nights, seven to seven.", first, last)], frag=fragment(10, 14))[0][1]
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .repairs.grounding import (
     best_turn,
-    carrying_turns,
+    carries,
     cheer,
     first_person,
     of_self,
@@ -332,7 +332,8 @@ def verbatim_units(
     peers: bool = False,
 ) -> list[FTAUnit]:
     """Units in the speakers' own words for the substantive turns whose words no unit's fact
-    carries (two shared word stems; setting ``verbatim_fallback``): what a person said is in memory
+    carries (half of the word stems of what the turn says, its questions and small talk aside;
+    setting ``verbatim_fallback``): what a person said is in memory
     even when the model left it out, also inside a unit's span, since the 1.5B gives one unit six
     turns and tells one of them. That test sets aside the photo caption of a turn
     that says enough besides (a unit that describes the photo does not carry what the person said
@@ -360,9 +361,8 @@ def verbatim_units(
         own_said = statements(bare, listeners)
         says_more = len(own_said.split()) >= min_words
         own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
-        if any(
-            carrying_turns(u.fact.text, [own], names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end
-        ):
+        kept = statements(own.text, listeners) or own.text
+        if any(carries(u.fact.text, kept, names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end):
             continue
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []

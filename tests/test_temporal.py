@@ -20,7 +20,9 @@ FRIDAY_12 = date(2025, 9, 12)
         ("last week", "past", "2025-09-01/2025-09-07"),
         ("next week", "future", "2025-09-15/2025-09-21"),
         ("last weekend", "past", "2025-09-06/2025-09-07"),
+        ("this past weekend", "past", "2025-09-06/2025-09-07"),
         ("this weekend", "future", "2025-09-13/2025-09-14"),
+        ("this weekend", "past", "2025-09-06/2025-09-07"),
         ("next weekend", "future", "2025-09-20/2025-09-21"),
         ("last month", "past", "2025-08"),
         ("last year", "past", "2024"),
@@ -63,6 +65,20 @@ def test_no_anchor_no_guess():
 )
 def test_seasons_and_written_dates(expression, anchor, expected):
     assert resolve(expression, anchor) == expected
+
+
+@pytest.mark.parametrize(
+    "expression, anchor, orientation, expected",
+    [
+        ("last weekend", date(2025, 9, 14), "past", "2025-09-06/2025-09-07"),  # said on a Sunday
+        ("this weekend", date(2025, 9, 13), "past", "2025-09-13/2025-09-14"),  # said on a Saturday
+        ("this weekend", date(2025, 9, 14), "past", "2025-09-13/2025-09-14"),
+        ("this weekend", date(2025, 9, 15), "past", "2025-09-13/2025-09-14"),  # said on a Monday
+        ("this weekend", date(2025, 9, 15), "future", "2025-09-20/2025-09-21"),
+    ],
+)
+def test_a_weekend_is_its_saturday_and_sunday_seen_from_any_day(expression, anchor, orientation, expected):
+    assert resolve(expression, anchor, orientation) == expected
 
 
 def test_time_range():

@@ -24,11 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .repairs.grounding import (
     best_turn,
-    carries,
     cheer,
     first_person,
     of_self,
     saying,
+    support,
     to_listener,
 )
 from ..loaders.locomo import without_caption
@@ -361,8 +361,14 @@ def verbatim_units(
         own_said = statements(bare, listeners)
         says_more = len(own_said.split()) >= min_words
         own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
+        # a unit that names the turn's topic in two words ("Jon started a business") does not
+        # keep what was said ("lost my job as a banker yesterday, so I'm gonna take a shot at ...")
         kept = statements(own.text, listeners) or own.text
-        if any(carries(u.fact.text, kept, names) for u in units if u.evidence.start <= turn.idx <= u.evidence.end):
+        if any(
+            support(kept, [u.fact.text], names) >= CARRIED_SHARE
+            for u in units
+            if u.evidence.start <= turn.idx <= u.evidence.end
+        ):
             continue
         when = resolve(turn.text, anchor) or "unknown"
         who = [turn.speaker] if turn.speaker else []
@@ -401,6 +407,10 @@ def verbatim_units(
             )
         )
     return out
+
+
+# The share of what a turn says (its word stems, names aside) a unit's fact must hold to keep it.
+CARRIED_SHARE = 0.5
 
 
 def _remark(said: str, photo: bool, when: str) -> bool:

@@ -113,9 +113,13 @@ def resolve(expression: str | None, anchor: date | None, orientation: str = "pas
     for key, value in simple.items():
         if re.search(rf"\b{key}\b", text):
             return value.isoformat()
-    for word, weeks in (("last", -1), ("this", 0), ("next", 1)):
-        if re.search(rf"\b{word} weekend\b", text):
-            return _weekend(anchor, weeks)
+    if re.search(r"\b(?:last|(?:this )?past) weekend\b", text):
+        return _weekend(anchor, -1)
+    if re.search(r"\bthis weekend\b", text):
+        # on a weekday, a plan's is the coming one and a past one's the one just gone
+        return _weekend(anchor, 0 if orientation == "future" or anchor.weekday() >= 5 else -1)
+    if re.search(r"\bnext weekend\b", text):
+        return _weekend(anchor, 1)
     if re.search(r"\blast week\b", text):
         return _week(anchor - timedelta(days=7))
     if re.search(r"\bthis week\b", text):

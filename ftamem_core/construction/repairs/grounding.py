@@ -45,14 +45,6 @@ she him they them their theirs our ours yes okay""".split()
 )
 
 
-def carries(fact: str, said: str, names: tuple[str, ...] | list[str] = ()) -> bool:
-    """Whether a fact holds at least half of the word stems (names aside) of what a turn says: a
-    unit that names the turn's topic in two words ("Jon started a business") does not keep what
-    was said ("lost my job as a banker yesterday, so I'm gonna take a shot at ...")."""
-    theirs = _stems(said, names)
-    return bool(theirs) and len(theirs & _stems(fact, names)) >= 0.5 * len(theirs)
-
-
 def support(text: str, sources: list[str], names: tuple[str, ...] | list[str] = ()) -> float:
     """The share of a fact's word stems (names aside) found in its sources."""
     mine = _stems(text, names)

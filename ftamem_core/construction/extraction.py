@@ -363,7 +363,7 @@ def verbatim_units(
         own = turn.model_copy(update={"text": bare if says_more else without_caption(turn.text, keep_what=True)})
         # a unit that names the turn's topic in two words ("Jon started a business") does not
         # keep what was said ("lost my job as a banker yesterday, so I'm gonna take a shot at ...")
-        kept = statements(own.text, listeners) or own.text
+        kept = (own_said if says_more else statements(own.text, listeners)) or own.text
         if any(
             support(kept, [u.fact.text], names) >= CARRIED_SHARE
             for u in units

@@ -89,6 +89,33 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("We love climbing, sliding, and playing games.", ["love climbing"]),
         ("Oh, I've been to Paris yesterday! It was sooo cool.", ["it was sooo cool"]),
         ("Sooo excited!", ["excited"]),
+        # feelings as nouns: listed, named, given (dev LoCoMo turns)
+        (
+            "I'm feeling a rollercoaster of emotions - relief, excitement, some anxiety - over finishing it.",
+            ["relief, excitement, anxiety"],
+        ),
+        ("I keep bouncing between crazy emotions like relief, excitement and worry!", ["relief, excitement, worry"]),
+        ("I had a feeling of gratitude just sitting there with my family.", ["gratitude"]),
+        ("Hearing the gratitude fills me with so much joy.", ["fills me with so much joy"]),
+        ("It filled my heart with joy.", ["filled my heart with joy"]),
+        ("They brought so much joy to my life.", ["brought so much joy to my life"]),
+        ("I'm having so much fun!", ["having so much fun"]),
+        ("We've been having a blast.", ["having a blast"]),
+        ("I had an incredible time.", ["had an incredible time"]),
+        # as seekers write them in chat (ESConv train): no apostrophe, an adverb in -ly, no "I'm"
+        ("im feeling so bad", ["bad"]),
+        ("Im really nervous about my finals", ["nervous"]),
+        ("Ive been so stressed", ["stressed"]),
+        ("I'm mainly worried that she'll throw me out.", ["worried"]),
+        ("I definetely feel somewhat worthless now.", ["worthless"]),
+        ("I'm so emotionally exhausted.", ["exhausted"]),
+        ("I'm lonely and sad.", ["lonely and sad"]),
+        ("Yeah, I feel a lot calmer now", ["calmer"]),
+        ("Feeling pretty down.", ["down"]),
+        ("Yeah, feeling a bit anxious", ["anxious"]),
+        ("I feel much better after talking.", ["better"]),
+        ("That does make me feel better.", ["better"]),
+        ("I'm not feeling better.", ["not better"]),
         ("I'm sooo looking forward to it.", ["looking forward"]),
     ],
 )
@@ -143,6 +170,21 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "I'm not looking forward to it.",  # a dread, not eagerness
         "Looking forward, I want to focus on my health.",  # from now on
         "We love you guys!",  # the listeners
+        "I help people with anxiety.",  # a feeling noun, not theirs
+        "Dance is my stress relief.",
+        "It gave them a sense of pride.",  # theirs, no "I" in it
+        "I felt no sense of pride.",  # negated
+        "Nothing fills me with hope anymore.",
+        "I don't have feelings like that anymore.",
+        "I hope you're having fun!",  # the listener's
+        "I hope they have fun.",
+        "I'm better.",  # an answer to "how are you"
+        "I'm better off alone.",
+        "I would feel better if he called.",
+        "That would make me feel better.",  # not felt yet
+        "Seeing them will hopefully make me happy.",
+        "I'm early for the meeting.",
+        "Feeling happy for you!",  # the listener's news
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -299,6 +341,17 @@ def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
     assert with_turn_anchors(_unit(0, 2, feeling="sad"), anchors, TURNS).affect.emotion_or_state == "sad"
     coach = with_turn_anchors(_unit(0, 2, who=("Coach",)), anchors, TURNS)
     assert coach.affect.emotion_or_state == "sympathetic"  # the unit's own person's turn first
+
+
+def test_a_feeling_before_a_tag_question_is_read_as_stated():
+    # "you know?" asks nothing; a real question is still no statement
+    turns = [
+        Turn(idx=0, role="user", speaker="Omar", text="I lost my job. I feel so tired, you know?"),
+        Turn(idx=1, role="user", speaker="Omar", text="Do you feel sad, right?"),
+    ]
+    anchors = stated_anchors(turns, ["Omar"])
+    assert anchors[0].emotion_or_state == "tired"
+    assert 1 not in anchors
 
 
 def test_a_turn_without_a_speaker_names_its_role_and_the_fact_check_is_not_fooled():

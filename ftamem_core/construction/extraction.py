@@ -33,7 +33,7 @@ from .repairs.grounding import (
 )
 from ..loaders.locomo import without_caption
 from ..text import english_feelings, english_time
-from ..text.english_sentences import sentences
+from ..text.english_sentences import sentences, untagged
 from ..models import (
     AffectAnchor,
     Completion,
@@ -242,7 +242,7 @@ def stated_anchors(turns: list[Turn], names: list[str]) -> dict[int, AffectAncho
     for turn in turns:
         if turn.role == "assistant":
             continue
-        said = statements(turn.text, [n for n in names if n != turn.speaker])
+        said = statements(untagged(turn.text), [n for n in names if n != turn.speaker])
         felt, plans = english_feelings.feelings(said), english_feelings.intentions(said)
         people = english_feelings.relations(said)
         if felt or plans or people:

@@ -71,18 +71,24 @@ _CAUSED = {form: feeling for feeling, forms in _CAUSED_FORMS.items() for form in
 # a causing verb after these is wished, tried or asked for, not felt ("They tried to scare me")
 _WISHED = frozenset("to would could should might may must can will 'll please".split())
 
+# an adverb in -ly ("I'm mainly worried", "I definitely feel worthless", "I'm so emotionally
+# exhausted": ESConv seekers' turns), not a feeling in -ly ("I'm lonely")
+_LY = r"(?!lonely\b)[a-z]+ly"
 # words that may stand between "I'm" and the feeling ("I'm really not that happy")
 _MODIFIERS = (
     r"(?:so+|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
     r"getting|feeling|super|totally|incredibly|completely|absolutely|truly|rather|somewhat|honestly|"
-    r"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|not|never)"
+    rf"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|a lot|much|not|never|{_LY})"
 )
+# "I'm", also as chat writes it ("im", "Ive been")
 _SELF = (
-    r"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of))?(?:'m| am|"
-    r"(?:'ve| have)(?: always| just| really| also)? been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
-    r"'m feeling| am feeling| was feeling| had been| feel like i'm)"
+    rf"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of|{_LY}))?(?:'m|m| am|"
+    r"(?:'ve|ve| have)(?: always| just| really| also)? been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
+    r"'m feeling|m feeling| am feeling| was feeling| had been| feel like i'm)"
 )
-_NEGATED = r"\bi(?:'m not| am not| wasn't| was not| don't feel| didn't feel| do not feel| did not feel| never feel)"
+_NEGATED = (
+    r"\bi(?:'m not|m not| am not| wasn't| was not| don't feel| didn't feel| do not feel| did not feel| never feel)"
+)
 _MADE = r"\b(?:makes?|made) me(?: feel)?"
 _FEELING = re.compile(
     rf"(?P<neg>{_NEGATED})?(?(neg)|(?:{_SELF}|{_MADE}))\s+(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)"
@@ -106,6 +112,12 @@ _FRAGMENT = re.compile(
     rf"(?=\s+(?:for|about|to|of|with|that)\b)",
     re.IGNORECASE,
 )
+# "Feeling pretty down.", "Yeah, feeling a bit anxious": "I'm" left out at a sentence's start
+_ELLIPTIC = re.compile(
+    rf"^(?:(?:yeah|yes|well|ok|okay|honestly|still|just|been|and|but|so)\b,?\s+)*feeling\s+(?:(?P<neg>not)\s+)?"
+    rf"(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)",
+    re.IGNORECASE,
+)
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
 # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
@@ -124,16 +136,31 @@ _CAUSED_RE = re.compile(rf"\b(?P<verb>{'|'.join(_CAUSED)}) me\b", re.IGNORECASE)
 # feelings told in a phrase ("I'm over the moon", "I was blown away")
 _PHRASES = "over the moon|on cloud nine|in awe|blown away|fired up|at peace|worn out|freaked out|a mess|a wreck|on edge"
 _PHRASE = re.compile(rf"(?:{_SELF})\s+(?:{_MODIFIERS}\s+)*(?P<p>{_PHRASES})\b", re.IGNORECASE)
+# Feelings named as nouns ("a mix of relief and worry", "it fills me with hope").
+FELT_NOUNS = frozenset(
+    """
+    anger anxiety calm comfort courage energy excitement fear frustration fulfillment fulfilment gratitude
+    grief guilt happiness hope joy loneliness nervousness peace pride relief sadness shame strength stress worry
+    """.split()
+)
+_NOUNS = "|".join(sorted(FELT_NOUNS))
+_AMOUNT = r"(?:so much |tons of |a lot of |lots of |such |great |the )?"
 # what an experience or a person gives the speaker, in their words ("we had a blast", "they bring
-# me so much joy", "they mean the world to me", "it really speaks to me": dev LoCoMo turns tell
-# feelings so). Only a past "had": "I hope they have fun" is a wish, "I can picture you all having
-# a blast" the listener's; not "means a lot to me", which mostly thanks the listener's words.
+# me so much joy", "it fills me with hope", "they mean the world to me", "it really speaks to me":
+# dev LoCoMo turns tell feelings so). Only their own "had" or "having": "I hope they have fun" is
+# a wish, "I can picture you all having a blast" the listener's; not "means a lot to me", which
+# mostly thanks the listener's words.
 _GIVEN = re.compile(
     # their own "had": "Me and my team had a blast", "we had so much fun" (not "the kids had")
     r"\b(?:i|we|me|us)\b(?:\s+[\w'-]+){0,4}?\s+(?P<had>had (?:such |so much |a |an )?"
-    r"(?:blast|fun|great time|good time|amazing time|awesome time))\b"
-    r"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) (?:so much |tons of |a lot of |such |great |the )?"
-    r"(?:joy|peace|comfort|hope|energy|strength|happiness|calm|courage)\b"
+    r"(?:blast|fun|(?:great|good|amazing|awesome|incredible|wonderful|fantastic|lovely) time))\b"
+    # "I'm having so much fun", "we've been having a blast"
+    r"|\b(?:i'm|i am|we're|we are|i've been|we've been) (?P<having>having (?:such |so much |a |an )?"
+    r"(?:blast|fun|(?:great|good|amazing|awesome|incredible|wonderful|fantastic|lovely) time))\b"
+    rf"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) {_AMOUNT}(?:{_NOUNS})\b"
+    # "it fills me with hope", "filled my heart with joy", "they brought so much joy to my life"
+    rf"|\b(?:fill|fills|filled|filling) (?:me|us|my (?:heart|life)|our (?:hearts?|lives)) with {_AMOUNT}(?:{_NOUNS})\b"
+    rf"|\b(?:brings?|brought|bringing) {_AMOUNT}(?:{_NOUNS}) (?:to|into) (?:my|our) (?:life|lives|heart|hearts|days?)\b"
     # "such a relief to have it all done"
     r"|\b(?:such|what) a relief\b(?!\s+for\b)"
     r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
@@ -141,6 +168,13 @@ _GIVEN = re.compile(
     r"|\b(?:speaks?|spoke) to me(?=\s*(?:[.!;,]|$))",
     re.IGNORECASE,
 )
+# Feelings the speaker lists or names by a noun: "a rollercoaster of emotions - relief, excitement,
+# some anxiety", "crazy emotions like relief, excitement and worry", "I had a feeling of gratitude"
+# (dev LoCoMo turns); the list runs to the end of its clause.
+_LISTED_AFTER = re.compile(r"\b(?:emotions|feelings)(?:\s+(?:like|such as|of)\b|\s*[:\u2013\u2014-])", re.IGNORECASE)
+_FEELING_OF = re.compile(rf"\b(?:a|the) (?:feeling|sense) of (?P<n>{_NOUNS})\b", re.IGNORECASE)
+_LIST_END = re.compile(rf"[.!?;:]|{DASH_BREAK}")
+LISTED_WORDS = 12
 # "Nothing gives me joy anymore", "I haven't had fun in ages": told, but not felt
 _NO_LONGER = re.compile(r"\b(?:nothing|no|not|never|hardly|barely)\b|n't\b", re.IGNORECASE)
 # What a person says an experience of theirs was like ("It was magical", "it's been tough"): the
@@ -221,10 +255,12 @@ _OTHER_SENSE = {
     "supported": ("by",),
     "heard": ("about", "of", "from", "that", "back"),
     "understood": ("that", "what", "how", "why", "it", "the"),
+    "better": ("off", "if"),  # "better off", "I would feel better if ..." (a wish)
 }
 _SECOND = FEELINGS | {"good", "better"}
 # feelings read only after "feel" ("I feel accepted at church"; "I got accepted!" is admission news)
-_FELT_ONLY = frozenset({"accepted"})
+# ("I feel much better now"; "I'm better" answers "how are you")
+_FELT_ONLY = frozenset({"accepted", "better"})
 _FELT = re.compile(r"\bfe(?:el|lt|eling)\b", re.IGNORECASE)
 # "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
 _ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
@@ -269,6 +305,19 @@ def _next_words(text: str, at: int, n: int = 4) -> list[str]:
     return [m.group(0).lower() for m in itertools.islice(_WORD.finditer(text, at), n)]
 
 
+def _words_before(text: str, at: int) -> list[str]:
+    """The last three words of the clause that ends at ``at``."""
+    clause = _CLAUSE_BREAK.split(text[max(0, at - 40) : at])[-1]
+    return re.findall(r"[\w']+", clause.lower())[-3:]
+
+
+def _wished_before(text: str, at: int) -> bool:
+    """Whether the verb at ``at`` is wished, tried or asked for ("it would calm me", "will
+    hopefully make me feel better", "please don't stress me"), not felt."""
+    before = [w for w in _words_before(text, at) if not (w.endswith("ly") and w not in _WISHED)]
+    return bool(before) and (before[-1] in _WISHED or "please" in before)
+
+
 def feelings(statement: str) -> list[str]:
     """The feelings a first-person statement states, as said ("excited and nervous", "not happy"),
     in order, without repeats."""
@@ -284,6 +333,8 @@ def feelings(statement: str) -> list[str]:
             or _ABOUT_LISTENER.intersection(after)
         ):
             continue
+        if m.group(0)[:4].lower() in ("make", "made") and _wished_before(statement, m.start()):
+            continue  # "that would make me feel better", "will hopefully make me happy": not felt yet
         negated = m.group("neg") or re.search(r"\b(?:not|never)\b", statement[m.start() : m.start("a")], re.I)
         phrase = f"not {a}" if negated else a
         if b in _SECOND:
@@ -302,6 +353,12 @@ def feelings(statement: str) -> list[str]:
             out.append(
                 f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
             )
+        m = _ELLIPTIC.match(sentence)
+        after = _next_words(sentence, m.end()) if m else []
+        felt_only = m and m.group("a").lower() in _FELT_ONLY
+        if m and (m.group("a").lower() in FEELINGS or felt_only) and not _ABOUT_LISTENER.intersection(after):
+            if not after or after[0] not in _OTHER_SENSE.get(m.group("a").lower(), ()):
+                out.append(f"not {m.group('a').lower()}" if m.group("neg") else m.group("a").lower())
         out += [m.group("e").lower() for m in _EAGER.finditer(sentence)]
         for m in _FRAGMENT.finditer(sentence):
             a = m.group("a").lower()
@@ -312,9 +369,8 @@ def feelings(statement: str) -> list[str]:
     for m in _CAUSED_RE.finditer(statement):
         # the words of its clause just before the verb: "it never calms me", "they don't motivate
         # me", "nothing calms me" (not "Oh no, that scares me", "Nothing else calms me like ...")
-        clause = _CLAUSE_BREAK.split(statement[max(0, m.start() - 40) : m.start()])[-1]
-        before = re.findall(r"[\w']+", clause.lower())[-3:]
-        if before and (before[-1] in _WISHED or "please" in before):
+        before = _words_before(statement, m.start())
+        if _wished_before(statement, m.start()):
             continue  # "something to calm me down", "I wish it would motivate me", "please don't stress me"
         feeling = _CAUSED[m.group("verb").lower()]
         negated = any(w in ("not", "never", "hardly", "barely") or w.endswith("n't") for w in before)
@@ -327,9 +383,34 @@ def feelings(statement: str) -> list[str]:
             continue
         if m.group(0).lower().endswith("relief") and not _OWN.search(_sentence_at(statement, m.start(), m.end())):
             continue  # "Mom said it was such a relief to have Dad home" is Mom's
-        out.append((m.group("had") or m.group(0)).lower())
-    out += appraisals(statement) + loves(statement)
+        out.append((m.group("had") or m.group("having") or m.group(0)).lower())
+    out += named(statement) + appraisals(statement) + loves(statement)
     return list(dict.fromkeys(out))
+
+
+def named(statement: str) -> list[str]:
+    """The feelings a sentence of the speaker's own lists ("emotions like relief, excitement and
+    worry" -> "relief, excitement, worry") or names ("a feeling of gratitude"); "a sense of pride"
+    in a sentence without "I", "my" or "we" is not theirs."""
+    out = []
+    for sentence in sentences(statement.replace("\u2019", "'")):
+        if not _OWN.search(sentence):
+            continue
+        for m in _LISTED_AFTER.finditer(sentence):
+            if _NO_LONGER.search(_CLAUSE_BREAK.split(sentence[: m.start()])[-1]):
+                continue  # "I don't have feelings like that anymore"
+            rest = sentence[m.end() :].lstrip(" :-\u2013\u2014")
+            clause = _LIST_END.split(rest, maxsplit=1)[0]
+            words = [w.lower() for w in _WORD.findall(clause)[:LISTED_WORDS]]
+            listed = [w for w in words if w in FELT_NOUNS or w in FEELINGS]
+            if listed:
+                out.append(", ".join(dict.fromkeys(listed)))
+        out += [
+            m.group("n").lower()
+            for m in _FEELING_OF.finditer(sentence)
+            if not _NO_LONGER.search(_CLAUSE_BREAK.split(sentence[: m.start()])[-1])  # "no sense of pride"
+        ]
+    return out
 
 
 def _sentence_at(text: str, start: int, end: int) -> str:

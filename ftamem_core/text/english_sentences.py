@@ -39,3 +39,13 @@ def _split(text: str, end: re.Pattern) -> list[str]:
 def sentences(text: str) -> list[str]:
     """A text's sentences ("Ms. Okafor called. I said no." -> two)."""
     return _split(text, _SENTENCE_END)
+
+
+# a tag that asks nothing: "I feel so tired, you know?", "It's a lot, right?" (ESConv seekers'
+# turns; the sentence before it is a statement)
+_TAG = re.compile(r",\s*(?:you know|ya know|y'know|right)\s*\?+(?=\s|$)", re.IGNORECASE)
+
+
+def untagged(text: str) -> str:
+    """``text`` with its tag questions made statements ("I'm tired, you know?" -> "I'm tired.")."""
+    return _TAG.sub(".", text)

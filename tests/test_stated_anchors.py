@@ -116,6 +116,16 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I feel much better after talking.", ["better"]),
         ("That does make me feel better.", ["better"]),
         ("I'm not feeling better.", ["not better"]),
+        ("I just feel ugly and gross.", ["ugly and gross"]),  # not an adverb in -ly
+        ("I do feel anxious every time.", ["anxious"]),
+        ("I am feeling great right now.", ["great"]),
+        ("You have certainly made me feel a bit more positive.", ["positive"]),
+        ("And it's stressing me out how little I've done.", ["stressed"]),
+        # states a person calls their own or says they have
+        ("I'm here to talk about my anxiety over the pandemic.", ["anxiety"]),
+        ("I definitely have depression.", ["depression"]),
+        ("Talking to you now, I feel renewed hope.", ["hope"]),
+        ("I've been feeling so much stress.", ["stress"]),
         ("I'm sooo looking forward to it.", ["looking forward"]),
     ],
 )
@@ -185,6 +195,12 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "Seeing them will hopefully make me happy.",
         "I'm early for the meeting.",
         "Feeling happy for you!",  # the listener's news
+        "I'm good.",
+        "I feel good at math.",  # another sense
+        "I'm positive that he lied.",  # sure
+        "Dance is my stress relief.",
+        "My hope is that he calls.",
+        "I have a dog.",
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):

@@ -38,42 +38,44 @@ FEELINGS = frozenset(
     shy sick stoked stressed stuck supported surprised swamped tense terrible terrified thankful thrilled tired torn
     touched troubled uncomfortable understood uneasy unhappy unmotivated unsafe upset useless valued
     vulnerable weak weird worried worthless
+    gross ignored inferior invisible positive struggling stupid trapped ugly unloved unnoticed unwanted
     """.split()
 )
 
-# "it calms me", "they motivate me", "it inspired me": the feeling a verb tells, by the verb's forms
+# "it calms me", "they motivate me", "it inspired me", "it's stressing me out": the feeling a verb
+# tells, by the verb's forms
 _CAUSED_FORMS = {
-    "annoyed": "annoy annoys annoyed",
-    "calm": "calm calms calmed",
-    "comforted": "comfort comforts comforted",
-    "depressed": "depress depresses depressed",
-    "excited": "excite excites excited",
-    "frightened": "frighten frightens frightened",
-    "frustrated": "frustrate frustrates frustrated",
-    "hurt": "hurt hurts",
-    "inspired": "inspire inspires inspired",
-    "motivated": "motivate motivates motivated",
-    "energized": "energize energizes energized",
-    "drained": "drain drains drained",
-    "relaxed": "relax relaxes relaxed",
-    "refreshed": "refresh refreshes refreshed",
-    "recharged": "recharge recharges recharged",
-    "mesmerized": "mesmerize mesmerizes mesmerized",
-    "sad": "sadden saddens saddened",
-    "scared": "scare scares scared",
-    "soothed": "soothe soothes soothed",
-    "stressed": "stress stresses stressed",
-    "terrified": "terrify terrifies terrified",
-    "upset": "upset upsets",
-    "worried": "worry worries worried",
+    "annoyed": "annoy annoys annoyed annoying",
+    "calm": "calm calms calmed calming",
+    "comforted": "comfort comforts comforted comforting",
+    "depressed": "depress depresses depressed depressing",
+    "excited": "excite excites excited exciting",
+    "frightened": "frighten frightens frightened frightening",
+    "frustrated": "frustrate frustrates frustrated frustrating",
+    "hurt": "hurt hurts hurting",
+    "inspired": "inspire inspires inspired inspiring",
+    "motivated": "motivate motivates motivated motivating",
+    "energized": "energize energizes energized energizing",
+    "drained": "drain drains drained draining",
+    "relaxed": "relax relaxes relaxed relaxing",
+    "refreshed": "refresh refreshes refreshed refreshing",
+    "recharged": "recharge recharges recharged recharging",
+    "mesmerized": "mesmerize mesmerizes mesmerized mesmerizing",
+    "sad": "sadden saddens saddened saddening",
+    "scared": "scare scares scared scaring",
+    "soothed": "soothe soothes soothed soothing",
+    "stressed": "stress stresses stressed stressing",
+    "terrified": "terrify terrifies terrified terrifying",
+    "upset": "upset upsets upsetting",
+    "worried": "worry worries worried worrying",
 }
 _CAUSED = {form: feeling for feeling, forms in _CAUSED_FORMS.items() for form in forms.split()}
 # a causing verb after these is wished, tried or asked for, not felt ("They tried to scare me")
 _WISHED = frozenset("to would could should might may must can will 'll please".split())
 
 # an adverb in -ly ("I'm mainly worried", "I definitely feel worthless", "I'm so emotionally
-# exhausted": ESConv seekers' turns), not a feeling in -ly ("I'm lonely")
-_LY = r"(?!lonely\b)[a-z]+ly"
+# exhausted": ESConv seekers' turns), not a feeling in -ly ("I'm lonely", "I feel ugly")
+_LY = rf"(?!(?:{'|'.join(sorted(w for w in FEELINGS if w.endswith('ly')))})\b)[a-z]+ly"
 # words that may stand between "I'm" and the feeling ("I'm really not that happy")
 _MODIFIERS = (
     r"(?:so+|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
@@ -83,7 +85,7 @@ _MODIFIERS = (
 # "I'm", also as chat writes it ("im", "Ive been")
 _SELF = (
     rf"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of|{_LY}))?(?:'m|m| am|"
-    r"(?:'ve|ve| have)(?: always| just| really| also)? been| was| feel| felt| get| got| become| became| keep feeling| still feel|"
+    r"(?:'ve|ve| have)(?: always| just| really| also)? been| was| feel| felt| do feel| did feel| get| got| become| became| keep feeling| still feel|"
     r"'m feeling|m feeling| am feeling| was feeling| had been| feel like i'm)"
 )
 _NEGATED = (
@@ -140,10 +142,23 @@ _PHRASE = re.compile(rf"(?:{_SELF})\s+(?:{_MODIFIERS}\s+)*(?P<p>{_PHRASES})\b", 
 FELT_NOUNS = frozenset(
     """
     anger anxiety calm comfort courage energy excitement fear frustration fulfillment fulfilment gratitude
-    grief guilt happiness hope joy loneliness nervousness peace pride relief sadness shame strength stress worry
+    depression grief guilt happiness hope joy loneliness nervousness peace pride relief sadness shame strength
+    stress worry
     """.split()
 )
-_NOUNS = "|".join(sorted(FELT_NOUNS))
+_ALL_NOUNS = "|".join(sorted(FELT_NOUNS))
+# what a person calls their own ("my anxiety", "overcome my depression"), and what they say they
+# have or feel ("I have depression", "I feel renewed hope"): ESConv seekers name states so. Not
+# "my hope is", "my stress relief".
+_MINE = re.compile(
+    r"\bmy (?:own |constant |overall |growing |social )?(?P<mine>anger|anxiety|depression|fear|frustration|grief|guilt|"
+    r"loneliness|nervousness|sadness|shame|stress)\b(?!\s+(?:relief|levels?|ball|management|is that|was that)\b)"
+    rf"|\bi(?:\s+(?:really|just|still|also|do|{_LY}))?(?:\s+have|\s+feel|\s+felt|'m feeling|m feeling| am feeling| was feeling|"
+    r"(?:'ve| have) been feeling)\s+"
+    rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b",
+    re.IGNORECASE,
+)
+_NOUNS = _ALL_NOUNS
 _AMOUNT = r"(?:so much |tons of |a lot of |lots of |such |great |the )?"
 # what an experience or a person gives the speaker, in their words ("we had a blast", "they bring
 # me so much joy", "it fills me with hope", "they mean the world to me", "it really speaks to me":
@@ -256,11 +271,14 @@ _OTHER_SENSE = {
     "heard": ("about", "of", "from", "that", "back"),
     "understood": ("that", "what", "how", "why", "it", "the"),
     "better": ("off", "if"),  # "better off", "I would feel better if ..." (a wish)
+    "good": ("at", "if", "to"),  # "I feel good at it", "it would feel good to ..."
+    "great": ("at", "if", "to"),
+    "positive": ("that",),  # "I'm positive that ..." is sure
 }
 _SECOND = FEELINGS | {"good", "better"}
 # feelings read only after "feel" ("I feel accepted at church"; "I got accepted!" is admission news)
-# ("I feel much better now"; "I'm better" answers "how are you")
-_FELT_ONLY = frozenset({"accepted", "better"})
+# ("I feel much better now", "I'm feeling great"; "I'm better", "I'm good" answer "how are you")
+_FELT_ONLY = frozenset({"accepted", "better", "good", "great"})
 _FELT = re.compile(r"\bfe(?:el|lt|eling)\b", re.IGNORECASE)
 # "I'm proud of you", "glad to hear that": the listener's news, not the speaker's feeling
 _ABOUT_LISTENER = {"you", "you're", "your", "you've", "hear"}
@@ -405,6 +423,7 @@ def named(statement: str) -> list[str]:
             listed = [w for w in words if w in FELT_NOUNS or w in FEELINGS]
             if listed:
                 out.append(", ".join(dict.fromkeys(listed)))
+        out += [(m.group("mine") or m.group("have")).lower() for m in _MINE.finditer(sentence)]
         out += [
             m.group("n").lower()
             for m in _FEELING_OF.finditer(sentence)

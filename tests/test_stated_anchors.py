@@ -546,6 +546,8 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("All the best! Have fun hiking!", ""),
         ("You got it! I hope you find a great spot soon!", ""),
         ("I'll keep you posted. Ttyl, Bye!", ""),
+        ("Keep me posted on how your campaign is going.", ""),  # asking for the listener's news
+        ("Count me in, John! I'm off to the gym now.", "I'm off to the gym now."),
         # news of the speaker's own beside thanks, hopes or wishes stays
         (
             "My surgery is on Monday, I'll give you a call after.",

@@ -879,3 +879,32 @@ def test_a_fact_over_a_long_span_needs_long_span_support(store, long_support, ke
         merge_duplicates=False,
     )
     assert [(u.evidence.start, u.evidence.end) for u in units] == kept
+
+
+def test_a_fact_in_a_script_its_turns_never_use_is_dropped_in_every_profile(store):
+    # the 1.5B switched to Chinese mid-fact on English turns ("Audrey thanked Andrew's帮")
+    store.ingest([doc(sessions=1)])
+    switched, plain = "Maya talks about night shifts帮", "Maya talks about night shifts and sleep."
+
+    def one_switched(messages):
+        idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
+        fact = switched if idx[0] == 0 else plain
+        return {"memory_units": [unit(fact, idx[0], idx[-1])]}
+
+    pipeline = Pipeline(seg_size=4)
+    pipeline.extraction = one_switched
+    _, events, _ = build(store, pipeline)
+    facts = [u.fact.text for u in store.units("c1", construction_status=None)]
+    assert switched not in facts and plain in facts
+    assert [(e.fact, e.script) for e in events if isinstance(e, ev.ForeignScript)] == [(switched, "CJK")]
+
+
+def test_a_fact_in_the_turns_own_script_is_kept():
+    from ftamem_core.construction.extraction import foreign_script
+
+    chinese = [Turn(role="user", speaker="李明", text="我上周失业了，很难过。")]
+    assert foreign_script("李明上周失业了。", chinese) == ""
+    assert foreign_script("Li Ming lost his job.", chinese) == ""  # Latin letters in a Chinese case's fact
+    assert foreign_script("Ли Мин потерял работу.", chinese) == "CYRILLIC"
+    english = [Turn(role="user", speaker="Zoë", text="I moved to Zürich, café life!")]
+    assert foreign_script("Zoë moved to Zürich.", english) == ""  # accents are Latin

@@ -106,6 +106,13 @@ class SpeakerUnresolved(Dropped):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ForeignScript(Dropped):
+    """Written partly in a script its turns never use: the model switched language mid-fact."""
+
+    script: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class UnitFinalised(BuildEvent):
     unit: FTAUnit
 

@@ -27,6 +27,7 @@ from ..llm.embeddings import Embedder
 from .extraction import (
     between_peers,
     Fragment,
+    foreign_script,
     incomplete_memory_json,
     integrate,
     merge_duplicates,
@@ -371,7 +372,7 @@ class Builder:
         repairs = self._repairs()
         found = [
             (key, repairs.checked(u, fragment.turns, completes.get(key)))
-            for key, u in parse_candidates(reply, fragment)
+            for key, u in self._in_the_turns_script(parse_candidates(reply, fragment), fragment.turns)
         ]
         found = [(key, u) for key, u in found if u is not None]
         result = integrate(found, carried, keys)
@@ -413,6 +414,16 @@ class Builder:
         if finalised or extra:
             self._store_and_link(fragment.case_id, finalised, report, extra, self._case_turns)
         return carried
+
+    def _in_the_turns_script(self, candidates: list[tuple[str, FTAUnit]], turns: list[Turn]):
+        """The candidates without a fact the model wrote partly in another script than its turns':
+        malformed output, dropped in every profile."""
+        for key, u in candidates:
+            script = foreign_script(u.fact.text, turns)
+            if script:
+                self.progress(ev.ForeignScript(fact=u.fact.text, script=script))
+            else:
+                yield key, u
 
     def _repairs(self) -> Repairs:
         # made afresh: the settings (repairs off for a language they do not serve) and the

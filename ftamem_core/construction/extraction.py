@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -556,6 +557,19 @@ def incomplete_memory_json(carried: list[FTAUnit], keys: list[str]) -> str:
 
 def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]]:
     return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]
+
+
+def _scripts(text: str) -> set[str]:
+    """The scripts of a text's letters by their Unicode names' first word (LATIN, CJK, HANGUL...)."""
+    return {unicodedata.name(c, "?").split()[0] for c in set(text) if c.isalpha()}
+
+
+def foreign_script(fact: str, turns: list[Turn]) -> str:
+    """A script the fact writes in and none of the turns does ("Audrey thanked Andrew's帮": the
+    1.5B switched to Chinese mid-fact on English turns, 2 of about 345 dev and test units), or "".
+    Any language: a Chinese fact on Chinese turns is in their script; Latin, the prompts' own, is
+    never foreign (an English fact about Chinese turns)."""
+    return min(_scripts(fact) - _scripts(" ".join(t.text for t in turns)) - {"LATIN"}, default="")
 
 
 # Uncovered turns ---------------------------------------------------------------------------

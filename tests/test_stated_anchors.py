@@ -236,6 +236,13 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("Lena thinks I should visit him every day.", []),  # Lena's plan for them
         ("Mom said I need to call the clinic.", []),
         ("I should have known.", []),  # a regret
+        # a plan that refers back and says more (dev LoCoMo)
+        ("Now I'm gonna submit it to some film festivals.", ["submit it to some film festivals"]),
+        ("I'm going to make it for my family this weekend.", ["make it for my family this weekend"]),
+        ("I'll definitely add it to my list.", []),  # an answer to a tip
+        ("Gonna give it a go.", []),
+        ("I'm gonna make it happen!", []),
+        ("I'd love to take them there sometime.", []),
         ("I should of left sooner.", []),
         ("I have to go now, thanks for listening.", []),  # leaving the chat
         ("My parents think I should move back home.", []),
@@ -249,7 +256,7 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         # "those" with who they are refers to nothing said before
         ("I'd love to support those with similar issues.", ["support those with similar issues"]),
         ("I'd love to visit those again.", []),
-        ("I need to fix those at home.", []),
+        ("I need to fix those at home.", ["fix those at home"]),  # says where
     ],
 )
 def test_a_plan_the_speaker_states_is_found_and_small_talk_is_not(said, plans):

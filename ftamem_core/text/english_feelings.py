@@ -250,6 +250,20 @@ _NOT_PLANS = re.compile(
     re.IGNORECASE,
 )
 INTENTION_WORDS = 10
+# what may follow a plan's "it" or "them" and say nothing more of it ("give it a go", "add it to my
+# list", "check it out sometime"); "submit it to some film festivals" says where
+_NO_MORE = frozenset(
+    "a an the go try shot out to my list sometime soon later too again more even up one now asap happen work there down eventually".split()
+)
+
+
+def _says_no_more(words: list[str]) -> bool:
+    """Whether a plan that refers back says nothing after what it refers to but ``_NO_MORE`` words."""
+    low = [w.lower().strip(",.!?") for w in words]
+    at = next(i for i, w in enumerate(low) if w in _REFERS_BACK or w in ("those", "these"))
+    return all(w in _NO_MORE for w in low[at + 1 :])
+
+
 # what someone else thinks or says the speaker will or should do ("Lena thinks I should ..."; "I
 # think I'll ..." is their own)
 _REPORTED = re.compile(
@@ -509,7 +523,7 @@ def intentions(statement: str) -> list[str]:
         if (
             len(words) < 2
             or _NOT_PLANS.match(what)
-            or _refers_back(words)
+            or (_refers_back(words) and _says_no_more(words))
             or re.search(r"\byou(?:r)?\b", what, re.IGNORECASE)
         ):
             continue

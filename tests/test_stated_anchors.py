@@ -201,6 +201,7 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "Dance is my stress relief.",
         "My hope is that he calls.",
         "I have a dog.",
+        "I'm struggling with my workload.",  # a difficulty; read blind, "struggling" left out what it was about
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):

@@ -22,7 +22,8 @@ from .english_sentences import DASH_BREAK, sentences
 
 # Feeling words as people use them after "I'm / I feel / I was" (adjectives and participles).
 # Deliberately not here: "sorry" (mostly politeness), "sure", "fine", "ok", "good" (answers to
-# "how are you"); "good" and "better" count after another feeling ("sad but good").
+# "how are you"); "good" and "better" count after another feeling ("sad but good"); "struggling",
+# a difficulty whose object is the state ("struggling with depression": read blind, ESConv valid).
 FEELINGS = frozenset(
     """
     afraid agitated alarmed alive alone amazed angry annoyed anxious apprehensive ashamed awed awful awkward bad
@@ -38,7 +39,7 @@ FEELINGS = frozenset(
     shy sick stoked stressed stuck supported surprised swamped tense terrible terrified thankful thrilled tired torn
     touched troubled uncomfortable understood uneasy unhappy unmotivated unsafe upset useless valued
     vulnerable weak weird worried worthless
-    gross ignored inferior invisible positive struggling stupid trapped ugly unloved unnoticed unwanted
+    gross ignored inferior invisible positive stupid trapped ugly unloved unnoticed unwanted
     """.split()
 )
 

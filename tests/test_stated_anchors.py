@@ -126,6 +126,7 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("I definitely have depression.", ["depression"]),
         ("Talking to you now, I feel renewed hope.", ["hope"]),
         ("I've been feeling so much stress.", ["stress"]),
+        ("I'm really struggling with depression lately.", ["depression"]),
         ("I'm sooo looking forward to it.", ["looking forward"]),
     ],
 )
@@ -201,6 +202,7 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "Dance is my stress relief.",
         "My hope is that he calls.",
         "I have a dog.",
+        "I help people dealing with anxiety.",
         "I'm struggling with my workload.",  # a difficulty; read blind, "struggling" left out what it was about
     ],
 )

@@ -149,14 +149,18 @@ FELT_NOUNS = frozenset(
 )
 _ALL_NOUNS = "|".join(sorted(FELT_NOUNS))
 # what a person calls their own ("my anxiety", "overcome my depression"), and what they say they
-# have or feel ("I have depression", "I feel renewed hope"): ESConv seekers name states so. Not
+# have, feel or struggle with ("I have depression", "I feel renewed hope", "I'm struggling with
+# anxiety"): ESConv seekers name states so. Not
 # "my hope is", "my stress relief".
 _MINE = re.compile(
     r"\bmy (?:own |constant |overall |growing |social )?(?P<mine>anger|anxiety|depression|fear|frustration|grief|guilt|"
     r"loneliness|nervousness|sadness|shame|stress)\b(?!\s+(?:relief|levels?|ball|management|is that|was that)\b)"
     rf"|\bi(?:\s+(?:really|just|still|also|do|{_LY}))?(?:\s+have|\s+feel|\s+felt|'m feeling|m feeling| am feeling| was feeling|"
     r"(?:'ve| have) been feeling)\s+"
-    rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b",
+    rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b"
+    # "I'm struggling with depression", "I've been dealing with anxiety" (not "I help people dealing with")
+    r"|\bi(?:'m| am|m|'ve been| have been| was)\s+(?:\w+ly\s+)?(?:struggling|dealing|coping|living|battling|suffering)"
+    rf"\s+(?:with|from)\s+(?:my |some |a lot of |so much |this |the )?(?P<with>{_ALL_NOUNS})\b",
     re.IGNORECASE,
 )
 _NOUNS = _ALL_NOUNS
@@ -438,7 +442,7 @@ def named(statement: str) -> list[str]:
             listed = [w for w in words if w in FELT_NOUNS or w in FEELINGS]
             if listed:
                 out.append(", ".join(dict.fromkeys(listed)))
-        out += [(m.group("mine") or m.group("have")).lower() for m in _MINE.finditer(sentence)]
+        out += [(m.group("mine") or m.group("have") or m.group("with")).lower() for m in _MINE.finditer(sentence)]
         out += [
             m.group("n").lower()
             for m in _FEELING_OF.finditer(sentence)

@@ -881,22 +881,27 @@ def test_a_fact_over_a_long_span_needs_long_span_support(store, long_support, ke
     assert [(u.evidence.start, u.evidence.end) for u in units] == kept
 
 
-def test_a_fact_in_a_script_its_turns_never_use_is_dropped_in_every_profile(store):
+def test_a_sentence_in_a_script_its_turns_never_use_is_dropped_in_every_profile(store):
     # the 1.5B switched to Chinese mid-fact on English turns ("Audrey thanked Andrew's帮")
     store.ingest([doc(sessions=1)])
     switched, plain = "Maya talks about night shifts帮", "Maya talks about night shifts and sleep."
+    partly = "Maya works nights. Maya thanked the counselor's帮"
 
-    def one_switched(messages):
+    def switching(messages):
         idx = turn_indices([{"content": section(messages, "Fragment turns:")}])
-        fact = switched if idx[0] == 0 else plain
+        fact = {0: switched, 4: partly}.get(idx[0], plain)
         return {"memory_units": [unit(fact, idx[0], idx[-1])]}
 
     pipeline = Pipeline(seg_size=4)
-    pipeline.extraction = one_switched
+    pipeline.extraction = switching
     _, events, _ = build(store, pipeline)
     facts = [u.fact.text for u in store.units("c1", construction_status=None)]
-    assert switched not in facts and plain in facts
-    assert [(e.fact, e.script) for e in events if isinstance(e, ev.ForeignScript)] == [(switched, "CJK")]
+    # the sentence in another script goes, and the unit with it when it was its only one
+    assert switched not in facts and partly not in facts and "Maya works nights." in facts
+    assert [(e.fact, e.script) for e in events if isinstance(e, ev.ForeignScript)] == [
+        (switched, "CJK"),
+        (partly, "CJK"),
+    ]
 
 
 def test_a_fact_in_the_turns_own_script_is_kept():

@@ -107,7 +107,8 @@ class SpeakerUnresolved(Dropped):
 
 @dataclass(frozen=True, kw_only=True)
 class ForeignScript(Dropped):
-    """Written partly in a script its turns never use: the model switched language mid-fact."""
+    """Written partly in a script its turns never use: the model switched language mid-fact. Its
+    sentences in that script are dropped, and the unit with them when none is left."""
 
     script: str
 

@@ -56,6 +56,7 @@ from ..governance.editing import human_corrections, record_discarded
 from ..errors import CorrectionsAtRisk
 from ..storage.store import Store, StoreError
 from ..text import english
+from ..text.english_sentences import sentences
 
 
 # The code and prompts a build runs: a cached build (the evaluation's) is reused only when these
@@ -416,14 +417,19 @@ class Builder:
         return carried
 
     def _in_the_turns_script(self, candidates: list[tuple[str, FTAUnit]], turns: list[Turn]):
-        """The candidates without a fact the model wrote partly in another script than its turns':
-        malformed output, dropped in every profile."""
+        """The candidates with only the sentences of their facts that the model wrote in the turns'
+        scripts: a sentence in another is malformed output, left out in every profile; a unit with
+        no sentence left is dropped. ("... Audrey said Pepper was adjusting well. Audrey thanked
+        Andrew's帮" keeps its first five sentences.)"""
         for key, u in candidates:
             script = foreign_script(u.fact.text, turns)
-            if script:
-                self.progress(ev.ForeignScript(fact=u.fact.text, script=script))
-            else:
+            if not script:
                 yield key, u
+                continue
+            self.progress(ev.ForeignScript(fact=u.fact.text, script=script))
+            kept = " ".join(s for s in sentences(u.fact.text) if not foreign_script(s, turns))
+            if kept:
+                yield key, u.model_copy(update={"fact": u.fact.model_copy(update={"text": kept})})
 
     def _repairs(self) -> Repairs:
         # made afresh: the settings (repairs off for a language they do not serve) and the

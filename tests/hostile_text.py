@@ -94,6 +94,10 @@ def _text_functions():
                 "It was" + t + "so" + t + "an" + t + "awesome" + t + "feeling." + t + "I love" + t
             ),
             english_feelings.intentions("Can't wait to" + t + "we're planning to" + t + "go"),
+            # runs of words between "I'm" and a feeling: no word may match two ways
+            english_feelings.feelings("I'm " + "really " * (len(t) // 7) + "x"),
+            english_feelings.feelings("I " + "mainly " * (len(t) // 7) + "feel x"),
+            english_feelings.feelings("Feeling " + "a lot more " * (len(t) // 11) + "x"),
         ),
         "english_time": lambda t: (
             english_time.orientation("I" + t + "just" + t + "went" + t + "Dad" + t + "moved" + t),

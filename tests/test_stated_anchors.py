@@ -114,6 +114,8 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Feeling pretty down.", ["down"]),
         ("Yeah, feeling a bit anxious", ["anxious"]),
         ("I feel much better after talking.", ["better"]),
+        ("I actually feel a little better.", ["better"]),
+        ("I'm a lot more relaxed now.", ["relaxed"]),
         ("That does make me feel better.", ["better"]),
         ("I'm not feeling better.", ["not better"]),
         ("I just feel ugly and gross.", ["ugly and gross"]),  # not an adverb in -ly

@@ -74,18 +74,58 @@ _CAUSED = {form: feeling for feeling, forms in _CAUSED_FORMS.items() for form in
 # a causing verb after these is wished, tried or asked for, not felt ("They tried to scare me")
 _WISHED = frozenset("to would could should might may must can will 'll please".split())
 
-# an adverb in -ly ("I'm mainly worried", "I definitely feel worthless", "I'm so emotionally
-# exhausted": ESConv seekers' turns), not a feeling in -ly ("I'm lonely", "I feel ugly")
-_LY = rf"(?!(?:{'|'.join(sorted(w for w in FEELINGS if w.endswith('ly')))})\b)[a-z]+ly"
-# words that may stand between "I'm" and the feeling ("I'm really not that happy")
-_MODIFIERS = (
-    r"(?:so+|very|really|just|a bit|a little|kind of|kinda|pretty|quite|too|extremely|also|still|"
-    r"getting|feeling|super|totally|incredibly|completely|absolutely|truly|rather|somewhat|honestly|"
-    rf"actually|that|more|even|always|often|sometimes|starting to feel|beginning to feel|a lot more|a lot|much|not|never|{_LY})"
+# words that may stand between "I'm" and the feeling ("I'm really not that happy"), and any other
+# adverb in -ly ("I'm mainly worried", "I definitely feel worthless", "I'm so emotionally
+# exhausted": ESConv seekers' turns) but a feeling in -ly ("I'm lonely", "I feel ugly"). No word
+# may match two ways: "really" in both made a run of "really" exponential.
+_NAMED_MODIFIERS = (
+    "so+",
+    "very",
+    "really",
+    "just",
+    "a bit",
+    "a little",
+    "kind of",
+    "kinda",
+    "pretty",
+    "quite",
+    "too",
+    "extremely",
+    "also",
+    "still",
+    "getting",
+    "feeling",
+    "super",
+    "totally",
+    "incredibly",
+    "completely",
+    "absolutely",
+    "truly",
+    "rather",
+    "somewhat",
+    "honestly",
+    "actually",
+    "that",
+    "more",
+    "even",
+    "always",
+    "often",
+    "sometimes",
+    "starting to feel",
+    "beginning to feel",
+    "a lot",  # "a lot more": "a lot", then "more"
+    "much",
+    "not",
+    "never",
 )
+# an adverb in -ly in a single place ("I actually feel"), and among the modifiers one they do not name
+_ADVERB = rf"(?!(?:{'|'.join(sorted(w for w in FEELINGS if w.endswith('ly')))})\b)[a-z]+ly"
+_LY_TAKEN = sorted({w for w in _NAMED_MODIFIERS if w.endswith("ly")} | {w for w in FEELINGS if w.endswith("ly")})
+_LY = rf"(?!(?:{'|'.join(_LY_TAKEN)})\b)[a-z]+ly"
+_MODIFIERS = rf"(?:{'|'.join(_NAMED_MODIFIERS)}|{_LY})"
 # "I'm", also as chat writes it ("im", "Ive been")
 _SELF = (
-    rf"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of|{_LY}))?(?:'m|m| am|"
+    rf"\bi(?:\s+(?:still|always|often|sometimes|usually|really|just|also|even|kind of|{_ADVERB}))?(?:'m|m| am|"
     r"(?:'ve|ve| have)(?: always| just| really| also)? been| was| feel| felt| do feel| did feel| get| got| become| became| keep feeling| still feel|"
     r"'m feeling|m feeling| am feeling| was feeling| had been| feel like i'm)"
 )
@@ -150,12 +190,11 @@ FELT_NOUNS = frozenset(
 _ALL_NOUNS = "|".join(sorted(FELT_NOUNS))
 # what a person calls their own ("my anxiety", "overcome my depression"), and what they say they
 # have, feel or struggle with ("I have depression", "I feel renewed hope", "I'm struggling with
-# anxiety"): ESConv seekers name states so. Not
-# "my hope is", "my stress relief".
+# anxiety"): ESConv seekers name states so. Not "my hope is", "my stress relief".
 _MINE = re.compile(
     r"\bmy (?:own |constant |overall |growing |social )?(?P<mine>anger|anxiety|depression|fear|frustration|grief|guilt|"
     r"loneliness|nervousness|sadness|shame|stress)\b(?!\s+(?:relief|levels?|ball|management|is that|was that)\b)"
-    rf"|\bi(?:\s+(?:really|just|still|also|do|{_LY}))?(?:\s+have|\s+feel|\s+felt|'m feeling|m feeling| am feeling| was feeling|"
+    rf"|\bi(?:\s+(?:really|just|still|also|do|{_ADVERB}))?(?:\s+have|\s+feel|\s+felt|'m feeling|m feeling| am feeling| was feeling|"
     r"(?:'ve| have) been feeling)\s+"
     rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b"
     # "I'm struggling with depression", "I've been dealing with anxiety" (not "I help people dealing with")
@@ -163,7 +202,6 @@ _MINE = re.compile(
     rf"\s+(?:with|from)\s+(?:my |some |a lot of |so much |this |the )?(?P<with>{_ALL_NOUNS})\b",
     re.IGNORECASE,
 )
-_NOUNS = _ALL_NOUNS
 _AMOUNT = r"(?:so much |tons of |a lot of |lots of |such |great |the )?"
 # what an experience or a person gives the speaker, in their words ("we had a blast", "they bring
 # me so much joy", "it fills me with hope", "they mean the world to me", "it really speaks to me":
@@ -177,10 +215,10 @@ _GIVEN = re.compile(
     # "I'm having so much fun", "we've been having a blast"
     r"|\b(?:i'm|i am|we're|we are|i've been|we've been) (?P<having>having (?:such |so much |a |an )?"
     r"(?:blast|fun|(?:great|good|amazing|awesome|incredible|wonderful|fantastic|lovely) time))\b"
-    rf"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) {_AMOUNT}(?:{_NOUNS})\b"
+    rf"|\b(?:brings?|brought|bringing|gives?|gave|giving|given) (?:me|us) {_AMOUNT}(?:{_ALL_NOUNS})\b"
     # "it fills me with hope", "filled my heart with joy", "they brought so much joy to my life"
-    rf"|\b(?:fill|fills|filled|filling) (?:me|us|my (?:heart|life)|our (?:hearts?|lives)) with {_AMOUNT}(?:{_NOUNS})\b"
-    rf"|\b(?:brings?|brought|bringing) {_AMOUNT}(?:{_NOUNS}) (?:to|into) (?:my|our) (?:life|lives|heart|hearts|days?)\b"
+    rf"|\b(?:fill|fills|filled|filling) (?:me|us|my (?:heart|life)|our (?:hearts?|lives)) with {_AMOUNT}(?:{_ALL_NOUNS})\b"
+    rf"|\b(?:brings?|brought|bringing) {_AMOUNT}(?:{_ALL_NOUNS}) (?:to|into) (?:my|our) (?:life|lives|heart|hearts|days?)\b"
     # "such a relief to have it all done"
     r"|\b(?:such|what) a relief\b(?!\s+for\b)"
     r"|\b(?:means?|meant) (?:the world|everything) to (?:me|us)\b"
@@ -192,7 +230,7 @@ _GIVEN = re.compile(
 # some anxiety", "crazy emotions like relief, excitement and worry", "I had a feeling of gratitude"
 # (dev LoCoMo turns); the list runs to the end of its clause.
 _LISTED_AFTER = re.compile(r"\b(?:emotions|feelings)(?:\s+(?:like|such as|of)\b|\s*[:\u2013\u2014-])", re.IGNORECASE)
-_FEELING_OF = re.compile(rf"\b(?:a|the) (?:feeling|sense) of (?P<n>{_NOUNS})\b", re.IGNORECASE)
+_FEELING_OF = re.compile(rf"\b(?:a|the) (?:feeling|sense) of (?P<n>{_ALL_NOUNS})\b", re.IGNORECASE)
 _LIST_END = re.compile(rf"[.!?;:]|{DASH_BREAK}")
 LISTED_WORDS = 12
 # "Nothing gives me joy anymore", "I haven't had fun in ages": told, but not felt

@@ -235,6 +235,8 @@ def live() -> None:
                 st.text(f"dropped, no naming of the speakers fits its turns: {e.fact}")
             elif isinstance(e, ev.Unsupported):
                 st.text(f"dropped, not in its turns ({e.support:.0%} of its words): {e.fact}")
+            elif isinstance(e, ev.ForeignScript):
+                st.text(f"sentences in {e.script} script left out (the turns use none): {e.fact}")
             elif isinstance(e, ev.LinkAdded):
                 link = e.link
                 both = {i: facts.get(i) for i in (link.source, link.target)}

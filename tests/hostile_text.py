@@ -94,10 +94,18 @@ def _text_functions():
                 "It was" + t + "so" + t + "an" + t + "awesome" + t + "feeling." + t + "I love" + t
             ),
             english_feelings.intentions("Can't wait to" + t + "we're planning to" + t + "go"),
-            # runs of words between "I'm" and a feeling: no word may match two ways
+        ),
+        # runs of words between "I'm" and a feeling: no word may match two ways
+        "english_feelings, runs": lambda t: (
             english_feelings.feelings("I'm " + "really " * (len(t) // 7) + "x"),
             english_feelings.feelings("I " + "mainly " * (len(t) // 7) + "feel x"),
             english_feelings.feelings("Feeling " + "a lot more " * (len(t) // 11) + "x"),
+        ),
+        # many matches in one sentence: each reads a bounded window, not the text before it
+        "english_feelings, many matches": lambda t: (
+            english_feelings.feelings("I had a feeling of hope, " * (len(t) // 25)),
+            english_feelings.feelings("I keep emotions like joy " * (len(t) // 25)),
+            english_feelings.feelings("I feel it brings me joy, " * (len(t) // 25)),
         ),
         "english_time": lambda t: (
             english_time.orientation("I" + t + "just" + t + "went" + t + "Dad" + t + "moved" + t),

@@ -913,3 +913,8 @@ def test_a_fact_in_the_turns_own_script_is_kept():
     assert foreign_script("Ли Мин потерял работу.", chinese) == "CYRILLIC"
     english = [Turn(role="user", speaker="Zoë", text="I moved to Zürich, café life!")]
     assert foreign_script("Zoë moved to Zürich.", english) == ""  # accents are Latin
+    assert foreign_script("Zoë flew to Hawaiʻi.", english) == ""  # a modifier letter too
+    japanese = [Turn(role="user", speaker="真也", text="先生に話した。")]
+    assert foreign_script("真也は先生にストレスを話した。", japanese) == ""  # katakana the turns lack
+    named = [Turn(role="user", speaker="李明", text="I lost my job.")]
+    assert foreign_script("李明 lost his job.", named) == ""  # the speaker's name

@@ -124,7 +124,6 @@ def test_small_talk_is_greeting_thanks_praise_or_agreement_only():
         "Long time no see!",
         "I'm so proud of you!",
         "Totally agree.",
-        "I couldn't agree more!",
     ):
         assert small_talk(said), said
     for said in (

@@ -115,6 +115,11 @@ from scripted import HashEmbedder, Pipeline, section, turn_indices, unit
         ("Yeah, feeling a bit anxious", ["anxious"]),
         ("I feel much better after talking.", ["better"]),
         ("I actually feel a little better.", ["better"]),
+        # denied before the verb (a fresh review's cases)
+        ("It doesn't make me feel better.", ["not better"]),
+        ("Nothing makes me feel good anymore.", ["not good"]),
+        ("Nothing's calming me down.", ["not calm"]),
+        ("Feeling really not happy lately.", ["not happy"]),
         ("I'm a lot more relaxed now.", ["relaxed"]),
         ("That does make me feel better.", ["better"]),
         ("I'm not feeling better.", ["not better"]),
@@ -201,11 +206,21 @@ def test_a_feeling_the_speaker_states_is_found_in_their_words(said, felt):
         "I'm good.",
         "I feel good at math.",  # another sense
         "I'm positive that he lied.",  # sure
-        "Dance is my stress relief.",
         "My hope is that he calls.",
         "I have a dog.",
         "I help people dealing with anxiety.",
         "I'm struggling with my workload.",  # a difficulty; read blind, "struggling" left out what it was about
+        # a fresh review's cases: denied, someone else's, advice, compounds, wishes, other senses
+        "I rarely feel happy these days.",
+        "I'm hardly worried about it.",
+        "Feeling nervous before a performance is totally normal.",
+        "My daughter struggles with feelings of anxiety and sadness.",
+        "My mom felt a sense of relief when I left.",
+        "I'm dealing with a lot of anger from my dad.",
+        "I have anger management class tomorrow.",
+        "I have some comfort food in the fridge.",
+        "Seeing them would fill me with joy.",
+        "I felt great pain.",
     ],
 )
 def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
@@ -248,6 +263,9 @@ def test_no_feeling_where_the_speaker_states_none_of_their_own(said):
         ("Gonna give it a go.", []),
         ("I'm gonna make it happen!", []),
         ("I'd love to take them there sometime.", []),
+        ("I'll keep it in mind.", []),  # replies to a tip
+        ("I'll give it some thought.", []),
+        ("I'll take that into consideration.", []),
         ("I should of left sooner.", []),
         ("I have to go now, thanks for listening.", []),  # leaving the chat
         ("My parents think I should move back home.", []),
@@ -372,10 +390,10 @@ def test_a_unit_without_a_feeling_takes_its_speakers_turn_and_keeps_its_own():
 
 
 def test_a_feeling_before_a_tag_question_is_read_as_stated():
-    # "you know?" asks nothing; a real question is still no statement
+    # "you know?" asks nothing; a sentence that opens as a question still is one
     turns = [
         Turn(idx=0, role="user", speaker="Omar", text="I lost my job. I feel so tired, you know?"),
-        Turn(idx=1, role="user", speaker="Omar", text="Do you feel sad, right?"),
+        Turn(idx=1, role="user", speaker="Omar", text="Should I feel guilty, right?"),
     ]
     anchors = stated_anchors(turns, ["Omar"])
     assert anchors[0].emotion_or_state == "tired"
@@ -560,6 +578,9 @@ def test_a_feeling_about_the_listeners_news_is_not_the_speakers_statement(senten
         ("I'll keep you posted. Ttyl, Bye!", ""),
         ("Keep me posted on how your campaign is going.", ""),  # asking for the listener's news
         ("Count me in, John! I'm off to the gym now.", "I'm off to the gym now."),
+        ("I couldn't agree more! I start on Monday.", "I start on Monday."),
+        ("Count me in for my sister's fundraiser in May.", "Count me in for my sister's fundraiser in May."),
+        ("I couldn't take it anymore.", "I couldn't take it anymore."),
         # news of the speaker's own beside thanks, hopes or wishes stays
         (
             "My surgery is on Monday, I'll give you a call after.",

@@ -106,10 +106,11 @@ class SpeakerUnresolved(Dropped):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ForeignScript(Dropped):
-    """Written partly in a script its turns never use: the model switched language mid-fact. Its
-    sentences in that script are dropped, and the unit with them when none is left."""
+class ForeignScript(BuildEvent):
+    """A model-written fact partly in a script its turns never use (the model switched language
+    mid-fact): its sentences in that script are left out, and the unit when none is left."""
 
+    fact: str
     script: str
 
 

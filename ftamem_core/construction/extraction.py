@@ -559,17 +559,29 @@ def parse_candidates(reply: Any, fragment: Fragment) -> list[tuple[str, FTAUnit]
     return [(out.completes, to_unit(out, fragment)) for out in reply.memory_units]
 
 
+# Chinese, Japanese and Korean letters are one group: a Japanese fact may write katakana its turns
+# happen not to hold
+_EAST_ASIAN = {"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "IDEOGRAPHIC", "HALFWIDTH"}
+
+
 def _scripts(text: str) -> set[str]:
-    """The scripts of a text's letters by their Unicode names' first word (LATIN, CJK, HANGUL...)."""
-    return {unicodedata.name(c, "?").split()[0] for c in set(text) if c.isalpha()}
+    """The scripts of a text's letters by their Unicode names' first word (CYRILLIC, ARABIC...),
+    East Asian ones as CJK; letters below U+0370 (Latin, its accents and modifier letters) as LATIN."""
+    out = set()
+    for c in set(text):
+        if c.isalpha():
+            name = "LATIN" if ord(c) < 0x370 else unicodedata.name(c, "?").split()[0]
+            out.add("CJK" if name in _EAST_ASIAN else name)
+    return out
 
 
 def foreign_script(fact: str, turns: list[Turn]) -> str:
-    """A script the fact writes in and none of the turns does ("Audrey thanked Andrew's帮": the
-    1.5B switched to Chinese mid-fact on English turns, 2 of about 345 dev and test units), or "".
-    Any language: a Chinese fact on Chinese turns is in their script; Latin, the prompts' own, is
-    never foreign (an English fact about Chinese turns)."""
-    return min(_scripts(fact) - _scripts(" ".join(t.text for t in turns)) - {"LATIN"}, default="")
+    """A script the fact writes in and neither the turns nor their speakers' names do ("Audrey
+    thanked Andrew's帮": the 1.5B switched to Chinese mid-fact on English turns, 2 of about 345 dev
+    and test units), or "". Any language: a Chinese fact on Chinese turns is in their script;
+    Latin, the prompts' own, is never foreign (an English fact about Chinese turns)."""
+    source = " ".join(f"{t.speaker} {t.text}" for t in turns)
+    return min(_scripts(fact) - _scripts(source) - {"LATIN"}, default="")
 
 
 # Uncovered turns ---------------------------------------------------------------------------

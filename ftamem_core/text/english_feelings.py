@@ -119,8 +119,12 @@ _NAMED_MODIFIERS = (
     "never",
 )
 # an adverb in -ly in a single place ("I actually feel"), and among the modifiers one they do not name
-_ADVERB = rf"(?!(?:{'|'.join(sorted(w for w in FEELINGS if w.endswith('ly')))})\b)[a-z]+ly"
-_LY_TAKEN = sorted({w for w in _NAMED_MODIFIERS if w.endswith("ly")} | {w for w in FEELINGS if w.endswith("ly")})
+# ("I rarely feel happy" denies it: no adverb of frequency that negates)
+_DENYING = ("barely", "hardly", "rarely", "scarcely", "seldom")
+_ADVERB = rf"(?!(?:{'|'.join(sorted({w for w in FEELINGS if w.endswith('ly')} | set(_DENYING)))})\b)[a-z]+ly"
+_LY_TAKEN = sorted(
+    {w for w in _NAMED_MODIFIERS if w.endswith("ly")} | {w for w in FEELINGS if w.endswith("ly")} | set(_DENYING)
+)
 _LY = rf"(?!(?:{'|'.join(_LY_TAKEN)})\b)[a-z]+ly"
 _MODIFIERS = rf"(?:{'|'.join(_NAMED_MODIFIERS)}|{_LY})"
 # "I'm", also as chat writes it ("im", "Ive been")
@@ -157,10 +161,12 @@ _FRAGMENT = re.compile(
 )
 # "Feeling pretty down.", "Yeah, feeling a bit anxious": "I'm" left out at a sentence's start
 _ELLIPTIC = re.compile(
-    rf"^(?:(?:yeah|yes|well|ok|okay|honestly|still|just|been|and|but|so)\b,?\s+)*feeling\s+(?:(?P<neg>not)\s+)?"
+    rf"^(?:(?:yeah|yes|well|ok|okay|honestly|still|just|been|and|but|so)\b,?\s+)*feeling\s+"
     rf"(?:{_MODIFIERS}\s+)*(?P<a>[a-z]+)",
     re.IGNORECASE,
 )
+# a verb after "Feeling X ...": the feeling is a sentence's subject, not the speaker's state
+_SUBJECT_OF = {"is", "was", "isn't", "can", "can't", "could", "will", "won't", "makes", "helps", "means"}
 # what may follow an answer's feeling ("Guilty at first", "Lonely, mostly"); "Lost my job" is no answer
 _ANSWER_TAIL = re.compile(r"^(?:at first|about|now|today|mostly|honestly|again|too|really|though|lately|still)\b", re.I)
 # the speaker's own waiting: at a sentence's start or after "I" / "we" ("My husband can't wait to
@@ -188,18 +194,21 @@ FELT_NOUNS = frozenset(
     """.split()
 )
 _ALL_NOUNS = "|".join(sorted(FELT_NOUNS))
+# a feeling noun that names something else ("stress relief", "anger management", "comfort food")
+_COMPOUND = r"relief|levels?|balls?|management|food|class(?:es)?"
 # what a person calls their own ("my anxiety", "overcome my depression"), and what they say they
 # have, feel or struggle with ("I have depression", "I feel renewed hope", "I'm struggling with
 # anxiety"): ESConv seekers name states so. Not "my hope is", "my stress relief".
 _MINE = re.compile(
     r"\bmy (?:own |constant |overall |growing |social )?(?P<mine>anger|anxiety|depression|fear|frustration|grief|guilt|"
-    r"loneliness|nervousness|sadness|shame|stress)\b(?!\s+(?:relief|levels?|ball|management|is that|was that)\b)"
+    rf"loneliness|nervousness|sadness|shame|stress)\b(?!\s+(?:{_COMPOUND}|is that|was that)\b)"
     rf"|\bi(?:\s+(?:really|just|still|also|do|{_ADVERB}))?(?:\s+have|\s+feel|\s+felt|'m feeling|m feeling| am feeling| was feeling|"
     r"(?:'ve| have) been feeling)\s+"
-    rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b"
+    rf"(?:so much |a lot of |some |a bit of |renewed |such |a |this )?(?P<have>{_ALL_NOUNS})\b(?!\s+(?:{_COMPOUND})\b)"
     # "I'm struggling with depression", "I've been dealing with anxiety" (not "I help people dealing with")
-    r"|\bi(?:'m| am|m|'ve been| have been| was)\s+(?:\w+ly\s+)?(?:struggling|dealing|coping|living|battling|suffering)"
-    rf"\s+(?:with|from)\s+(?:my |some |a lot of |so much |this |the )?(?P<with>{_ALL_NOUNS})\b",
+    rf"|\bi(?:'m| am|m|'ve been| have been| was)\s+(?:{_ADVERB}\s+)?(?:struggling|dealing|coping|living|battling|suffering)"
+    rf"\s+(?:with|from)\s+(?:my |some |a lot of |so much |this |the )?(?P<with>{_ALL_NOUNS})\b"
+    rf"(?!\s+(?:{_COMPOUND}|from|of)\b)",  # "anger from my dad" is his
     re.IGNORECASE,
 )
 _AMOUNT = r"(?:so much |tons of |a lot of |lots of |such |great |the )?"
@@ -260,6 +269,7 @@ _APPRAISAL = re.compile(
 # week - so exciting!")
 _DASHED = re.compile(rf"{DASH_BREAK}\s*(?:{_MODIFIERS}\s+)*(?P<a>[a-z][a-z-]*)[\s!.]*$", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:I|I'm|I've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
+_I = re.compile(r"\b(?:I|I'm|I've|I'd|im|ive)\b", re.IGNORECASE)
 # "I love helping the community", "We love climbing": what the person loves or enjoys, in their words
 _LOVE = re.compile(
     r"\b(?:I|we)(?:\s+(?:really|just|also|truly|absolutely|do|still|always))?\s+(?P<v>love|enjoy|adore|hate|miss)\s+(?P<what>[^.,;:!?()\"]+)",
@@ -296,7 +306,8 @@ INTENTION_WORDS = 10
 # what may follow a plan's "it" or "them" and say nothing more of it ("give it a go", "add it to my
 # list", "check it out sometime"); "submit it to some film festivals" says where
 _NO_MORE = frozenset(
-    "a an the go try shot out to my list sometime soon later too again more even up one now asap happen work there down eventually".split()
+    "a an the go try shot out to my list sometime soon later too again more even up one now asap happen work there down eventually "
+    "in mind some thought into consideration account for sure".split()
 )
 
 
@@ -329,7 +340,7 @@ _OTHER_SENSE = {
     "understood": ("that", "what", "how", "why", "it", "the"),
     "better": ("off", "if"),  # "better off", "I would feel better if ..." (a wish)
     "good": ("at", "if", "to"),  # "I feel good at it", "it would feel good to ..."
-    "great": ("at", "if", "to"),
+    "great": ("at", "if", "to", "deal", "pain", *FELT_NOUNS),  # "I feel great pain"
     "positive": ("that",),  # "I'm positive that ..." is sure
 }
 _SECOND = FEELINGS | {"good", "better"}
@@ -386,6 +397,23 @@ def _words_before(text: str, at: int) -> list[str]:
     return re.findall(r"[\w']+", clause.lower())[-3:]
 
 
+def _denied_before(text: str, at: int) -> bool:
+    """Whether the clause before ``at`` denies what follows ("it doesn't make me feel better", "it
+    never calms me", "nothing calms me", "nothing's calming me"; not "Nothing else calms me like ...")."""
+    before = _words_before(text, at)
+    return (
+        any(w in ("not", "never", *_DENYING) or w.endswith("n't") for w in before)
+        or before[-1:] in (["nothing"], ["nothing's"])
+        or before[-2:] in (["nothing", "is"], ["nothing", "was"])
+    )
+
+
+def _clause_before(text: str, at: int) -> str:
+    """The clause that ends at ``at``, read in the 80 characters before it (not the whole text:
+    once per match, that was quadratic)."""
+    return _CLAUSE_BREAK.split(text[max(0, at - 80) : at])[-1]
+
+
 def _wished_before(text: str, at: int) -> bool:
     """Whether the verb at ``at`` is wished, tried or asked for ("it would calm me", "will
     hopefully make me feel better", "please don't stress me"), not felt."""
@@ -408,9 +436,14 @@ def feelings(statement: str) -> list[str]:
             or _ABOUT_LISTENER.intersection(after)
         ):
             continue
-        if m.group(0)[:4].lower() in ("make", "made") and _wished_before(statement, m.start()):
+        made = m.group(0)[:4].lower() in ("make", "made")
+        if made and _wished_before(statement, m.start()):
             continue  # "that would make me feel better", "will hopefully make me happy": not felt yet
-        negated = m.group("neg") or re.search(r"\b(?:not|never)\b", statement[m.start() : m.start("a")], re.I)
+        negated = (
+            m.group("neg")
+            or re.search(r"\b(?:not|never)\b", statement[m.start() : m.start("a")], re.I)
+            or (made and _denied_before(statement, m.start()))  # "it doesn't make me feel better"
+        )
         phrase = f"not {a}" if negated else a
         if b in _SECOND:
             phrase = f"{phrase} {m.group('conj').lower()} {b}"
@@ -429,11 +462,16 @@ def feelings(statement: str) -> list[str]:
                 f"{m.group('a').lower()} {m.group('conj').lower()} {b}" if b in _SECOND else m.group("a").lower()
             )
         m = _ELLIPTIC.match(sentence)
-        after = _next_words(sentence, m.end()) if m else []
-        felt_only = m and m.group("a").lower() in _FELT_ONLY
-        if m and (m.group("a").lower() in FEELINGS or felt_only) and not _ABOUT_LISTENER.intersection(after):
-            if not after or after[0] not in _OTHER_SENSE.get(m.group("a").lower(), ()):
-                out.append(f"not {m.group('a').lower()}" if m.group("neg") else m.group("a").lower())
+        after = _next_words(sentence, m.end(), 6) if m else []
+        if (
+            m
+            and (m.group("a").lower() in FEELINGS or m.group("a").lower() in _FELT_ONLY)
+            and not _ABOUT_LISTENER.intersection(after)
+            and not (after and after[0] in _OTHER_SENSE.get(m.group("a").lower(), ()))
+            and not _SUBJECT_OF.intersection(after)  # "Feeling lonely is part of grief": advice, not theirs
+        ):
+            negated = re.search(r"\bnot\b", sentence[: m.start("a")], re.I)  # "Feeling really not happy"
+            out.append(f"not {m.group('a').lower()}" if negated else m.group("a").lower())
         out += [m.group("e").lower() for m in _EAGER.finditer(sentence)]
         for m in _FRAGMENT.finditer(sentence):
             a = m.group("a").lower()
@@ -444,18 +482,17 @@ def feelings(statement: str) -> list[str]:
     for m in _CAUSED_RE.finditer(statement):
         # the words of its clause just before the verb: "it never calms me", "they don't motivate
         # me", "nothing calms me" (not "Oh no, that scares me", "Nothing else calms me like ...")
-        before = _words_before(statement, m.start())
         if _wished_before(statement, m.start()):
             continue  # "something to calm me down", "I wish it would motivate me", "please don't stress me"
         feeling = _CAUSED[m.group("verb").lower()]
-        negated = any(w in ("not", "never", "hardly", "barely") or w.endswith("n't") for w in before)
-        out.append(f"not {feeling}" if negated or before[-1:] == ["nothing"] else feeling)
+        out.append(f"not {feeling}" if _denied_before(statement, m.start()) else feeling)
     out += [m.group("p").lower() for m in _PHRASE.finditer(statement)]
     for m in _GIVEN.finditer(statement):
         # the clause it opens in: a negation in an earlier sentence is not its own
-        clause = _CLAUSE_BREAK.split(statement[: m.start()])[-1]
-        if _NO_LONGER.search(clause + " " + m.group(0)):
+        if _NO_LONGER.search(_clause_before(statement, m.start()) + " " + m.group(0)):
             continue
+        if _wished_before(statement, m.start()):
+            continue  # "seeing them would fill me with joy"
         if m.group(0).lower().endswith("relief") and not _OWN.search(_sentence_at(statement, m.start(), m.end())):
             continue  # "Mom said it was such a relief to have Dad home" is Mom's
         out.append((m.group("had") or m.group("having") or m.group(0)).lower())
@@ -464,28 +501,28 @@ def feelings(statement: str) -> list[str]:
 
 
 def named(statement: str) -> list[str]:
-    """The feelings a sentence of the speaker's own lists ("emotions like relief, excitement and
-    worry" -> "relief, excitement, worry") or names ("a feeling of gratitude"); "a sense of pride"
-    in a sentence without "I", "my" or "we" is not theirs."""
+    """The feelings the speaker lists ("I keep bouncing between emotions like relief, excitement and
+    worry" -> "relief, excitement, worry") or names ("I had a feeling of gratitude") in a clause of
+    their own "I" ("My daughter struggles with feelings of anxiety" and "My mom felt a sense of
+    relief" are not theirs), and the states they call their own or have ("my anxiety")."""
     out = []
     for sentence in sentences(statement.replace("\u2019", "'")):
         if not _OWN.search(sentence):
             continue
-        for m in _LISTED_AFTER.finditer(sentence):
-            if _NO_LONGER.search(_CLAUSE_BREAK.split(sentence[: m.start()])[-1]):
-                continue  # "I don't have feelings like that anymore"
-            rest = sentence[m.end() :].lstrip(" :-\u2013\u2014")
+        for m in itertools.chain(_LISTED_AFTER.finditer(sentence), _FEELING_OF.finditer(sentence)):
+            clause = _clause_before(sentence, m.start())
+            if not _I.search(clause) or _NO_LONGER.search(clause):
+                continue  # "I don't have feelings like that anymore", "no sense of pride"
+            if "n" in m.groupdict() and m.group("n"):
+                out.append(m.group("n").lower())
+                continue
+            rest = sentence[m.end() : m.end() + 200].lstrip(" :-\u2013\u2014")
             clause = _LIST_END.split(rest, maxsplit=1)[0]
             words = [w.lower() for w in _WORD.findall(clause)[:LISTED_WORDS]]
             listed = [w for w in words if w in FELT_NOUNS or w in FEELINGS]
             if listed:
                 out.append(", ".join(dict.fromkeys(listed)))
         out += [(m.group("mine") or m.group("have") or m.group("with")).lower() for m in _MINE.finditer(sentence)]
-        out += [
-            m.group("n").lower()
-            for m in _FEELING_OF.finditer(sentence)
-            if not _NO_LONGER.search(_CLAUSE_BREAK.split(sentence[: m.start()])[-1])  # "no sense of pride"
-        ]
     return out
 
 

@@ -42,10 +42,19 @@ def sentences(text: str) -> list[str]:
 
 
 # a tag that asks nothing: "I feel so tired, you know?", "It's a lot, right?" (ESConv seekers'
-# turns; the sentence before it is a statement)
+# turns), after a sentence that does not open as a question does ("Should I feel guilty, right?")
 _TAG = re.compile(r",\s*(?:you know|ya know|y'know|right)\s*\?+(?=\s|$)", re.IGNORECASE)
+_ASKS = re.compile(
+    r"^(?:do|does|did|is|are|was|were|am|should|would|could|can|will|have|has|what|why|how|when|where|who|which)\b",
+    re.IGNORECASE,
+)
 
 
 def untagged(text: str) -> str:
     """``text`` with its tag questions made statements ("I'm tired, you know?" -> "I'm tired.")."""
-    return _TAG.sub(".", text)
+
+    def statement(m: re.Match) -> str:
+        start = max(text.rfind(c, 0, m.start()) for c in ".!?") + 1
+        return m.group(0) if _ASKS.match(text[start : m.start()].lstrip()) else "."
+
+    return _TAG.sub(statement, text)

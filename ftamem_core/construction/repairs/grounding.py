@@ -251,15 +251,14 @@ def sole_subject(text: str, teller: str, listener: str) -> str:
 # Small talk -----------------------------------------------------------------------------------
 
 # The words of greetings, thanks, praise and agreement: a sentence of only these (and names) holds
-# nothing to remember ("Hey Mel! Good to see you!", "Wow, John! That's amazing news.", "I couldn't
-# agree more!").
+# nothing to remember ("Hey Mel! Good to see you!", "Wow, John! That's amazing news.").
 _PHATIC = frozenset(
     """hey hi hello hiya yo wow whoa woah oh ooh aww aw omg yay yeah yes yep yup ok okay sure
 thanks thank you so good great nice awesome amazing cool glad happy to see hear that that's it it's this is was
 what's up how how's are doing long time no news sounds congrats congratulations lovely wonderful fantastic
 incredible really too me i i'm love agree totally absolutely haha lol again well done proud of for your you're
 such a an the and all right alright true exactly definitely indeed super going doing hope hopefully bye later
-care take talk soon catch you'll be fine sweet much very lot couldn't more""".split()
+care take talk soon catch you'll be fine sweet much very lot""".split()
 )
 
 
@@ -291,11 +290,12 @@ _CHEER = re.compile(
 
 # Offers and farewells, "I" or not: "Let me know if you need tips!", "Talk to you soon!"
 _SIGN_OFF = re.compile(
-    r"^(?:(?:well|ok|okay|anyway|alright|yeah|thanks|thank you)\b[,!.]?\s+)*"
+    r"^(?:(?:well|ok|okay|anyway|alright|yeah|thanks|thank you|definitely|totally|absolutely)\b[,!.]?\s+)*"
     r"(?:let me know|feel free to|talk (?:to you )?(?:soon|later)|see (?:you|ya)|catch (?:you|ya)|bye|goodbye|"
     r"take care|have (?:a|an) (?:great|good|nice|awesome|fun|lovely|wonderful)|enjoy (?:your|the rest)|"
-    # asking to hear the listener's news, or to join them ("Keep me posted on how it goes!", "Count me in!")
-    r"keep me (?:posted|updated|in the loop)|count me in)\b",
+    # asking to hear the listener's news, or to join them ("Keep me posted on how it goes!", "Count me
+    # in, John!"; not "Count me in for my sister's fundraiser"), agreeing ("I couldn't agree more!")
+    r"keep me (?:posted|updated|in the loop)|count me in(?=[\s,]*(?:[A-Z][\w'-]*)?[\s.!]*$)|(?:i )?couldn't agree more)\b",
     re.IGNORECASE,
 )
 

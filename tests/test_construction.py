@@ -905,16 +905,18 @@ def test_a_sentence_in_a_script_its_turns_never_use_is_dropped_in_every_profile(
 
 
 def test_a_fact_in_the_turns_own_script_is_kept():
-    from ftamem_core.construction.extraction import foreign_script
+    from ftamem_core.construction.extraction import foreign_script, turn_scripts
 
     chinese = [Turn(role="user", speaker="李明", text="我上周失业了，很难过。")]
-    assert foreign_script("李明上周失业了。", chinese) == ""
-    assert foreign_script("Li Ming lost his job.", chinese) == ""  # Latin letters in a Chinese case's fact
-    assert foreign_script("Ли Мин потерял работу.", chinese) == "CYRILLIC"
+    assert foreign_script("李明上周失业了。", turn_scripts(chinese)) == ""
+    assert (
+        foreign_script("Li Ming lost his job.", turn_scripts(chinese)) == ""
+    )  # Latin letters in a Chinese case's fact
+    assert foreign_script("Ли Мин потерял работу.", turn_scripts(chinese)) == "CYRILLIC"
     english = [Turn(role="user", speaker="Zoë", text="I moved to Zürich, café life!")]
-    assert foreign_script("Zoë moved to Zürich.", english) == ""  # accents are Latin
-    assert foreign_script("Zoë flew to Hawaiʻi.", english) == ""  # a modifier letter too
+    assert foreign_script("Zoë moved to Zürich.", turn_scripts(english)) == ""  # accents are Latin
+    assert foreign_script("Zoë flew to Hawaiʻi.", turn_scripts(english)) == ""  # a modifier letter too
     japanese = [Turn(role="user", speaker="真也", text="先生に話した。")]
-    assert foreign_script("真也は先生にストレスを話した。", japanese) == ""  # katakana the turns lack
+    assert foreign_script("真也は先生にストレスを話した。", turn_scripts(japanese)) == ""  # katakana the turns lack
     named = [Turn(role="user", speaker="李明", text="I lost my job.")]
-    assert foreign_script("李明 lost his job.", named) == ""  # the speaker's name
+    assert foreign_script("李明 lost his job.", turn_scripts(named)) == ""  # the speaker's name

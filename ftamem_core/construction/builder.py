@@ -34,6 +34,7 @@ from .extraction import (
     min_units,
     parse_candidates,
     stated_anchors,
+    turn_scripts,
     verbatim_units,
     with_stated_time,
     with_turn_anchors,
@@ -421,13 +422,14 @@ class Builder:
         scripts: a sentence in another is malformed output, left out in every profile; a unit with
         no sentence left is dropped. ("... Audrey said Pepper was adjusting well. Audrey thanked
         Andrew's帮" keeps its first five sentences.)"""
+        known = turn_scripts(turns)
         for key, u in candidates:
-            script = foreign_script(u.fact.text, turns)
+            script = foreign_script(u.fact.text, known)
             if not script:
                 yield key, u
                 continue
             self.progress(ev.ForeignScript(fact=u.fact.text, script=script))
-            kept = " ".join(s for s in sentences(u.fact.text) if not foreign_script(s, turns))
+            kept = " ".join(s for s in sentences(u.fact.text) if not foreign_script(s, known))
             if kept:
                 yield key, u.model_copy(update={"fact": u.fact.model_copy(update={"text": kept})})
 

@@ -575,13 +575,17 @@ def _scripts(text: str) -> set[str]:
     return out
 
 
-def foreign_script(fact: str, turns: list[Turn]) -> str:
-    """A script the fact writes in and neither the turns nor their speakers' names do ("Audrey
-    thanked Andrew's帮": the 1.5B switched to Chinese mid-fact on English turns, 2 of about 345 dev
-    and test units), or "". Any language: a Chinese fact on Chinese turns is in their script;
-    Latin, the prompts' own, is never foreign (an English fact about Chinese turns)."""
-    source = " ".join(f"{t.speaker} {t.text}" for t in turns)
-    return min(_scripts(fact) - _scripts(source) - {"LATIN"}, default="")
+def turn_scripts(turns: list[Turn]) -> set[str]:
+    """The scripts the turns and their speakers' names write in, and Latin, the prompts' own (an
+    English fact about Chinese turns is in a known script)."""
+    return _scripts(" ".join(f"{t.speaker} {t.text}" for t in turns)) | {"LATIN"}
+
+
+def foreign_script(fact: str, known: set[str]) -> str:
+    """A script the fact writes in that is not ``known`` (``turn_scripts``), or "": "Audrey thanked
+    Andrew's帮" on English turns, where the 1.5B switched to Chinese mid-fact (2 of about 345 dev and
+    test units). Any language: a Chinese fact on Chinese turns is in their script."""
+    return min(_scripts(fact) - known, default="")
 
 
 # Uncovered turns ---------------------------------------------------------------------------

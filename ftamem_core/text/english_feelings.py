@@ -393,8 +393,7 @@ def _next_words(text: str, at: int, n: int = 4) -> list[str]:
 
 def _words_before(text: str, at: int) -> list[str]:
     """The last three words of the clause that ends at ``at``."""
-    clause = _CLAUSE_BREAK.split(text[max(0, at - 40) : at])[-1]
-    return re.findall(r"[\w']+", clause.lower())[-3:]
+    return re.findall(r"[\w']+", _clause_before(text, at, 40).lower())[-3:]
 
 
 def _denied_before(text: str, at: int) -> bool:
@@ -408,10 +407,16 @@ def _denied_before(text: str, at: int) -> bool:
     )
 
 
-def _clause_before(text: str, at: int) -> str:
-    """The clause that ends at ``at``, read in the 80 characters before it (not the whole text:
-    once per match, that was quadratic)."""
-    return _CLAUSE_BREAK.split(text[max(0, at - 80) : at])[-1]
+def _clause_before(text: str, at: int, chars: int = 80) -> str:
+    """The clause that ends at ``at``, read in the ``chars`` characters before it (not the whole
+    text: once per match, that was quadratic)."""
+    return _CLAUSE_BREAK.split(text[max(0, at - chars) : at])[-1]
+
+
+def _in_its_sense(word: str, after: list[str]) -> bool:
+    """Whether a feeling word followed by the words ``after`` is a feeling of the speaker's: not in
+    another sense ("I'm down to help") and not about the listener ("I'm proud of you")."""
+    return not (after and after[0] in _OTHER_SENSE.get(word, ())) and not _ABOUT_LISTENER.intersection(after)
 
 
 def _wished_before(text: str, at: int) -> bool:
@@ -430,11 +435,7 @@ def feelings(statement: str) -> list[str]:
         a, b = m.group("a").lower(), (m.group("b") or "").lower()
         after = _next_words(statement, m.end())
         felt_only = a in _FELT_ONLY and bool(_FELT.search(m.group(0)))
-        if (
-            (a not in FEELINGS and not felt_only)
-            or (after and after[0] in _OTHER_SENSE.get(a, ()))
-            or _ABOUT_LISTENER.intersection(after)
-        ):
+        if (a not in FEELINGS and not felt_only) or not _in_its_sense(a, after):
             continue
         made = m.group(0)[:4].lower() in ("make", "made")
         if made and _wished_before(statement, m.start()):
@@ -466,8 +467,7 @@ def feelings(statement: str) -> list[str]:
         if (
             m
             and (m.group("a").lower() in FEELINGS or m.group("a").lower() in _FELT_ONLY)
-            and not _ABOUT_LISTENER.intersection(after)
-            and not (after and after[0] in _OTHER_SENSE.get(m.group("a").lower(), ()))
+            and _in_its_sense(m.group("a").lower(), after)
             and not _SUBJECT_OF.intersection(after)  # "Feeling lonely is part of grief": advice, not theirs
         ):
             negated = re.search(r"\bnot\b", sentence[: m.start("a")], re.I)  # "Feeling really not happy"
@@ -476,7 +476,7 @@ def feelings(statement: str) -> list[str]:
         for m in _FRAGMENT.finditer(sentence):
             a = m.group("a").lower()
             after = _next_words(sentence, m.end())
-            if a in FEELINGS and after[0] not in _OTHER_SENSE.get(a, ()) and not _ABOUT_LISTENER.intersection(after):
+            if a in FEELINGS and _in_its_sense(a, after):
                 lead = re.split(rf"{DASH_BREAK}\s*", sentence[m.start() : m.start("a")])[-1]  # after the dash
                 out.append(f"not {a}" if re.search(r"\b(?:not|never)\b", lead, re.I) else a)
     for m in _CAUSED_RE.finditer(statement):
